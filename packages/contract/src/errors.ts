@@ -1,0 +1,207 @@
+/**
+ * The error catalogue of spec part 7 as data. Every message a client can match on lives here and
+ * nowhere else; servers, SDK and CLI import it.
+ */
+import { BRAND } from './brand.js';
+import { LIMITS } from './limits.js';
+
+/** `name` of the platform envelope, by HTTP status (7.1). 413 and 415 are ours (not in the spec). */
+export const STATUS_NAMES: Record<number, string> = {
+  400: 'BadRequestError',
+  401: 'UnauthorizedError',
+  403: 'ForbiddenError',
+  404: 'NotFoundError',
+  405: 'MethodNotAllowedError',
+  409: 'ConflictError',
+  410: 'GoneError',
+  413: 'PayloadTooLargeError',
+  422: 'UnprocessableEntityError',
+  429: 'TooManyRequestsError',
+  500: 'InternalServerError',
+  503: 'ServiceUnavailableError',
+};
+
+/**
+ * - `platform`: `{data: null, error: {status, name, message, details, code?}}`
+ * - `typed`: `{error: {code, message, ...}}` with no `data` key
+ */
+export type EnvelopeKind = 'platform' | 'typed';
+
+/** Machine codes that appear in `error.code` (and as anchors of the error reference page). */
+export const ERROR_CODES = {
+  invalidRequest: 'invalid_request',
+  noAttribution: 'no_attribution',
+  unauthorized: 'unauthorized',
+  notFound: 'not_found',
+  duplicateTransaction: 'duplicate_transaction',
+  unsupportedCurrency: 'unsupported_currency',
+  internalError: 'internal_error',
+  invalidKey: 'invalid_key',
+  rateLimited: 'rate_limited',
+  apiKeyRotationRequired: 'api_key_rotation_required',
+  linkDisabled: 'link_disabled',
+  accountBlocked: 'ACCOUNT_BLOCKED',
+} as const;
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+/** Sale and refund errors always carry a code; this picks it from the status (7.1). */
+export const SALE_REFUND_CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  404: 'not_found',
+  409: 'duplicate_transaction',
+  413: 'invalid_request',
+  422: 'unsupported_currency',
+  500: 'internal_error',
+  503: 'internal_error',
+};
+
+export interface ErrorSpec {
+  status: number;
+  /** Exact message, or a template with `{name}` placeholders filled by `formatMessage`. */
+  message: string;
+  envelope: EnvelopeKind;
+  code?: ErrorCode;
+  hint?: string;
+}
+
+const cli = BRAND.cli;
+const p = (status: number, message: string, code?: ErrorCode): ErrorSpec => ({ status, message, envelope: 'platform', code });
+const t = (status: number, code: ErrorCode, message: string, hint?: string): ErrorSpec => ({ status, message, envelope: 'typed', code, hint });
+
+export const ERRORS = {
+  // Generic request errors (any route)
+  malformedJson: p(400, 'Malformed JSON body'),
+  bodyNotObject: p(400, 'Request body must be a JSON object'),
+  bodyTooLarge: p(413, `Request body too large (limit ${LIMITS.maxJsonBodyBytes} bytes)`),
+  routeNotFound: p(404, 'Not found'),
+  methodNotAllowed: p(405, 'Method not allowed'),
+  internal: p(500, 'Internal server error'),
+  serviceUnavailable: p(503, 'Service temporarily unavailable. Retry shortly.'),
+
+  // 5.5 retired key (typed, every endpoint a program key authenticates)
+  keyRotationRequired: t(
+    401,
+    'api_key_rotation_required',
+    'This API key was retired on {deadline} and no longer authenticates.',
+    'A workspace owner must regenerate the program key in the dashboard, then deploy the new key.',
+  ),
+  keyRotationWarning: t(
+    200,
+    'api_key_rotation_required',
+    'This API key is marked for mandatory rotation and stops working at {deadline}.',
+    'A workspace owner should regenerate the program key in the dashboard and deploy the new key before the deadline.',
+  ),
+
+  // 7.7 rate limiting (typed)
+  rateLimited: t(429, 'rate_limited', 'Too many requests. Retry after {seconds} seconds.'),
+
+  // 7.3 click
+  clickAffiliateUrlRequired: p(400, 'affiliate_url is required'),
+  clickInvalidAffiliateUrl: p(400, 'Invalid affiliate_url'),
+  clickNoAffParam: p(400, 'No aff parameter found in affiliate_url'),
+  clickLinkNotFound: p(400, 'Referral link not found'),
+  clickInvalidLinkConfig: p(400, 'Invalid referral link configuration'),
+  clickLinkDisabled: t(410, 'link_disabled', 'This referral link has been disabled.', 'The partner or the brand switched this link off; no click was recorded. Ask the partner for a current link.'),
+  clickFailed: p(500, 'Click tracking failed'),
+  programIdMismatch: p(403, 'program_id does not match the API key'),
+
+  // 7.4 lead
+  leadIdRequired: p(400, 'click_id or customer_key is required'),
+  leadCustomerNotFound: p(400, 'Customer not found. Provide a valid click_id or customer_key.'),
+  leadWrongProgram: p(400, 'Customer does not belong to this program'),
+  leadStatus: p(400, 'Customer status cannot be updated to lead. Current status: {status}'),
+  leadInvalidToken: p(401, 'Invalid API token'),
+  leadFailed: p(500, 'Lead tracking failed'),
+
+  // 5.3 header parsing on sale and refund (codes added by SALE_REFUND_CODE_BY_STATUS)
+  authMalformed: p(401, 'Missing or malformed Authorization header. Expected: Bearer <token>', 'unauthorized'),
+  authMissingToken: p(401, 'Missing API token', 'unauthorized'),
+  authInvalidToken: p(401, 'Invalid API token', 'unauthorized'),
+
+  // 7.5 sale
+  saleTransactionId: p(400, 'transaction_id is required and must be a string', 'invalid_request'),
+  saleAmount: p(400, 'amount_cents is required and must be a positive integer', 'invalid_request'),
+  saleOccurredAt: p(400, 'occurred_at must be an ISO 8601 time within the last 30 days', 'invalid_request'),
+  saleProvider: p(400, 'provider must be one of: ...', 'invalid_request'),
+  saleProviderPaymentId: p(400, 'provider_payment_id must be a string of 1 to 255 characters', 'invalid_request'),
+  saleLivemode: p(400, 'livemode must be a boolean', 'invalid_request'),
+  saleCurrency: p(422, 'currency {currency} is not supported', 'unsupported_currency'),
+  saleCustomerNotFound: p(400, 'Customer not found. Provide customer_key or click_id.', 'no_attribution'),
+  saleOtherProgram: p(400, 'No affiliate attribution found for this customer in this program', 'no_attribution'),
+  saleNoPartnerProgram: p(400, 'No partner-program relationship found for this customer', 'no_attribution'),
+  salePartnerRequired: p(400, 'partnerId required to create commission', 'no_attribution'),
+  saleDuplicate: p(409, 'Duplicate transaction_id. This sale has already been recorded.', 'duplicate_transaction'),
+  saleFailed: p(500, 'Sale tracking failed', 'internal_error'),
+  saleCommissionFailed: p(500, 'Failed to create commission', 'internal_error'),
+
+  // 7.5 refund
+  refundTransactionId: p(400, 'transaction_id is required', 'invalid_request'),
+  refundReason: p(400, 'reason must be refund or chargeback', 'invalid_request'),
+  refundRefundReason: p(400, 'refund_reason must be a string', 'invalid_request'),
+  refundNotFound: p(404, 'Sale not found for transaction_id', 'not_found'),
+  refundFailed: p(500, 'Refund tracking failed', 'internal_error'),
+
+  // 4.5 / 5.3 readiness (typed)
+  readinessMalformed: t(401, 'invalid_key', 'Missing or malformed Authorization header. Expected: Bearer <api_token>.'),
+  readinessMissing: t(401, 'invalid_key', 'Missing API token.'),
+  readinessInvalid: t(401, 'invalid_key', 'Invalid API token.'),
+  readinessFailed: t(500, 'internal_error', 'Failed to compute readiness. Retry shortly.'),
+
+  // 7.6 CLI
+  cliAuthStartFailed: p(500, 'Failed to start auth session (request_id: {request_id})'),
+  cliCallbackMissing: p(400, 'Missing required fields: state, id_token'),
+  cliCallbackNotFound: p(404, 'Session not found or already used'),
+  cliCallbackExpired: p(400, 'Session expired'),
+  cliAccountBlocked: p(403, 'Your account has been suspended.'),
+  cliCallbackFailed: p(500, 'Auth callback failed (request_id: {request_id})'),
+  cliPollMissingState: p(400, 'Missing state parameter'),
+  cliPollNotFound: p(404, 'Session not found'),
+  cliPollConsumed: p(400, 'Session already consumed'),
+  cliPollFailed: p(500, 'Failed to poll auth session (request_id: {request_id})'),
+  cliInitAuthRequired: p(401, `Authentication required — run \`${cli} login\` first`),
+  cliInitInvalidToken: p(401, `Invalid or expired token — run \`${cli} login\` again`),
+  cliInitUserNotFound: p(401, `User not found — run \`${cli} login\` again`),
+  cliInitNoAdvertiser: p(403, `No advertiser found for this account — run \`${cli} login\` again`),
+  cliInitAdvertiserMismatch: p(403, 'advertiser_id does not match the authenticated account'),
+  cliInitMissingFields: p(400, 'Missing required fields: name, domain, commission_type, commission_rate'),
+  cliInitCommissionType: p(400, 'Invalid commission_type: {value}. Valid: percent, fixed, recurring_percent, recurring_fixed'),
+  cliInitCommissionRate: p(400, 'commission_rate must be a positive number'),
+  cliInitFailed: p(500, 'Failed to create program (request_id: {request_id})'),
+  cliProgramsMissingAuth: p(401, `Missing Authorization header. Run \`${cli} login\` first.`),
+  cliProgramsInvalidToken: p(401, `Invalid or expired token. Run \`${cli} login\` to refresh.`),
+  cliProgramsUserNotFound: p(401, 'User not found'),
+  cliProgramsFailed: p(500, 'Failed to list programs (request_id: {request_id})'),
+  cliKeyMalformed: p(401, 'Missing or malformed Authorization header. Expected: Bearer <api_token>'),
+  cliKeyMissing: p(401, 'Missing API token'),
+  cliKeyInvalid: p(401, 'Invalid API key. If the key was regenerated, use the new one; a workspace owner can regenerate it in the dashboard (Program settings → API key).'),
+  cliStatusFailed: p(500, 'Failed to get status (request_id: {request_id})'),
+  cliTestEventType: p(400, 'Invalid event_type: {value}. Valid: click, lead, sale'),
+  cliChainCap: t(429, 'rate_limited', `Too many synthetic chains (max ${LIMITS.syntheticChainsPerHour}/program/hour).`),
+  cliChainFailed: p(500, 'Failed to run synthetic chain (request_id: {request_id})'),
+  cliTestEventFailed: p(500, 'Failed to process test event (request_id: {request_id})'),
+  cliStripeConnectRetired: p(410, 'This endpoint is retired. Connect the payment processor in the dashboard: Program settings → Payments.'),
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorKey = keyof typeof ERRORS;
+
+/** Fills `{name}` placeholders of a message template. Unknown placeholders stay as written. */
+export function formatMessage(template: string, params: Record<string, string | number> = {}): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
+}
+
+/** Human descriptions of each code, for the error reference page and the docs. */
+export const ERROR_CODE_DESCRIPTIONS: Record<ErrorCode, string> = {
+  invalid_request: 'A sale or refund request failed validation. Fix the field named in the message; do not resend unchanged.',
+  no_attribution: 'The customer carries no usable attribution for this program (unknown customer, another program, no partner). The sale is not commissioned.',
+  unauthorized: 'No usable program key on a sale or refund call. Fix the Authorization header or the key.',
+  not_found: 'The sale to refund does not exist in this program.',
+  duplicate_transaction: 'A sale was already recorded under this transaction_id (globally). Treat as success; the recorded sale id is in error.details.sale_id.',
+  unsupported_currency: 'The currency is not one of USD, EUR, VND. Nothing was created.',
+  internal_error: 'The server failed. Retry with backoff (readiness: wait retry_after_seconds).',
+  invalid_key: 'The readiness call had no usable program key.',
+  rate_limited: 'Too many requests in the current window. Wait Retry-After seconds (also retry_after_seconds in the body), then retry.',
+  api_key_rotation_required: 'The program key is marked for mandatory rotation (warnings, Deprecation/Sunset headers) or, after the deadline, retired (401). A workspace owner regenerates the key; the old one stops at once.',
+  link_disabled: 'The referral link is switched off. No click was recorded.',
+  ACCOUNT_BLOCKED: 'The account is suspended and cannot sign in.',
+};

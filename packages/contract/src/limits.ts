@@ -1,0 +1,55 @@
+/** Part 8 of the spec, plus the values it leaves "not shown" (decided in docs/decisions.md). */
+export const LIMITS = {
+  rate: {
+    click: { points: 60, durationSeconds: 60, per: 'ip' },
+    lead: { points: 30, durationSeconds: 60, per: 'ip' },
+    /** sale and refund share one bucket */
+    saleRefund: { points: 120, durationSeconds: 60, per: 'key' },
+    readiness: { points: 30, durationSeconds: 60, per: 'key' },
+    cli: { points: 60, durationSeconds: 60, per: 'key' },
+  },
+  syntheticChainsPerHour: 10,
+  attributionWindowDaysDefault: 60,
+  occurredAtMaxAgeDays: 30,
+  occurredAtMaxFutureSeconds: 5 * 60,
+  providerPaymentIdMaxLength: 255,
+  cliLoginSessionSeconds: 5 * 60,
+  eventListingWindowMultiplier: 3,
+  eventListingDefaultPageSize: 10,
+  eventListingMaxPageSize: 100,
+  /** Largest accepted JSON body; larger answers 413. */
+  maxJsonBodyBytes: 64 * 1024,
+  programKeyRandomLength: 40,
+  clickIdRandomLength: 24,
+  maskedKeyVisibleChars: 4,
+} as const;
+
+export type RateBucket = keyof typeof LIMITS.rate;
+
+export const CURRENCIES = ['USD', 'EUR', 'VND'] as const;
+export type Currency = (typeof CURRENCIES)[number];
+/** Minor units per major unit; VND has no minor unit. */
+export const CURRENCY_MINOR_UNITS: Record<Currency, number> = { USD: 100, EUR: 100, VND: 1 };
+
+/** Allowed `provider` values of the sale call (the spec keeps them out of the error text). */
+export const SALE_PROVIDERS = ['stripe', 'paddle', 'lemonsqueezy', 'chargebee', 'braintree', 'paypal', 'manual', 'other'] as const;
+
+export const COMMISSION_TYPES = ['percent', 'fixed', 'recurring_percent', 'recurring_fixed'] as const;
+export type CommissionType = (typeof COMMISSION_TYPES)[number];
+
+export const LEAD_AUTH_MODES = ['server_required', 'browser_allowed'] as const;
+export type LeadAuth = (typeof LEAD_AUTH_MODES)[number];
+
+export const REFUND_REASONS = ['refund', 'chargeback'] as const;
+export type RefundReason = (typeof REFUND_REASONS)[number];
+
+export const EVENT_TYPES = ['click', 'lead', 'conversion'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const TEST_EVENT_TYPES = ['click', 'lead', 'sale'] as const;
+
+export const CUSTOMER_STATUSES = ['click', 'lead'] as const;
+export type CustomerStatus = (typeof CUSTOMER_STATUSES)[number];
+
+export const COMMISSION_STATUSES = ['pending', 'approved', 'paid', 'reversed'] as const;
+export type CommissionStatus = (typeof COMMISSION_STATUSES)[number];

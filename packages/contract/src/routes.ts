@@ -1,0 +1,57 @@
+/** Every route of spec part 4 (and the design's additions), with its credential and rate bucket. */
+import type { RateBucket } from './limits.js';
+
+export type Credential = 'none' | 'program_key' | 'optional_program_key' | 'login_token' | 'dashboard_session' | 'agent_key';
+
+export interface RouteSpec {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT';
+  path: string;
+  credential: Credential;
+  rateBucket?: RateBucket;
+  section: string;
+}
+
+const r = (method: RouteSpec['method'], path: string, credential: Credential, section: string, rateBucket?: RateBucket): RouteSpec => ({
+  method,
+  path,
+  credential,
+  section,
+  rateBucket,
+});
+
+export const ROUTES = {
+  trackClick: r('POST', '/api/v1/track/click', 'none', '4.1', 'click'),
+  trackLead: r('POST', '/api/v1/track/lead', 'optional_program_key', '4.2', 'lead'),
+  trackSale: r('POST', '/api/v1/track/sale', 'program_key', '4.3', 'saleRefund'),
+  trackRefund: r('POST', '/api/v1/track/refund', 'program_key', '4.4', 'saleRefund'),
+  readiness: r('GET', '/api/v1/programs/me/readiness', 'program_key', '4.5', 'readiness'),
+  trackingEvents: r('GET', '/api/tracking/events/:programId', 'dashboard_session', '4.6'),
+  cliAuthStart: r('POST', '/api/v1/cli/auth/start', 'none', '4.7', 'cli'),
+  cliAuthCallback: r('POST', '/api/v1/cli/auth/callback', 'none', '4.7', 'cli'),
+  cliAuthPoll: r('GET', '/api/v1/cli/auth/poll', 'none', '4.7', 'cli'),
+  cliInit: r('POST', '/api/v1/cli/init', 'login_token', '4.7', 'cli'),
+  cliPrograms: r('GET', '/api/v1/cli/programs', 'login_token', '4.7', 'cli'),
+  cliStatus: r('GET', '/api/v1/cli/status', 'program_key', '4.7', 'cli'),
+  cliTestEvent: r('POST', '/api/v1/cli/test-event', 'program_key', '4.7', 'cli'),
+  cliStripeConnect: r('POST', '/api/v1/cli/stripe-connect', 'none', '4.7', 'cli'),
+  agentPrograms: r('GET', '/api/agent/v1/programs', 'agent_key', '4.8'),
+  agentProgram: r('GET', '/api/agent/v1/programs/:id', 'agent_key', '4.8'),
+  agentProgramUpdate: r('PATCH', '/api/agent/v1/programs/:id', 'agent_key', '4.8'),
+  stripeWebhook: r('POST', '/api/v1/webhooks/stripe', 'none', '6.1'),
+  healthz: r('GET', '/healthz', 'none', 'design'),
+  errorDocs: r('GET', '/docs/errors', 'none', '7'),
+} as const satisfies Record<string, RouteSpec>;
+
+export type RouteName = keyof typeof ROUTES;
+
+/** Response headers fixed by the spec. */
+export const HEADERS = {
+  requestId: 'X-Request-ID',
+  rateLimitLimit: 'X-RateLimit-Limit',
+  rateLimitRemaining: 'X-RateLimit-Remaining',
+  rateLimitReset: 'X-RateLimit-Reset',
+  retryAfter: 'Retry-After',
+  deprecation: 'Deprecation',
+  sunset: 'Sunset',
+  link: 'Link',
+} as const;

@@ -1,0 +1,224 @@
+/** Request and response shapes of spec parts 2 and 4 (and the design's decisions on "not shown"). */
+import type { CommissionStatus, CommissionType, CustomerStatus, EventType, LeadAuth, RefundReason } from './limits.js';
+
+export interface Program {
+  id: number;
+  name: string;
+  domain: string;
+  commission_type: CommissionType;
+  commission_rate: number;
+  attribution_window_days: number;
+  lead_auth: LeadAuth;
+  api_token_masked: string | null;
+}
+
+export interface ReferralLink {
+  id: number;
+  short_link: string;
+  partner_id: number | null;
+  program_id: number | null;
+  clicks: number;
+  last_clicked: string | null;
+  active: boolean;
+}
+
+export interface Customer {
+  click_id: string;
+  customer_key: string | null;
+  customer_status: CustomerStatus;
+  program_id: number;
+  partner_id: number | null;
+}
+
+export interface TestModeData {
+  test_mode?: boolean;
+  program_id?: number;
+}
+
+export interface ClickRequest {
+  affiliate_url: string;
+  page_url?: string;
+  page_title?: string;
+  referrer_url?: string;
+  session_id?: string;
+  screen_resolution?: string;
+  viewport_size?: string;
+  language?: string;
+  timezone?: string;
+  existing_click_id?: string;
+  /** The user-agent field; falls back to the HTTP `User-Agent` header. */
+  user_agent?: string;
+  additional_data?: TestModeData;
+}
+
+export interface ClickResponse {
+  success: true;
+  click_id: string;
+  partner_code: string;
+  cookie_window_days: number;
+}
+
+export interface TestClickResponse {
+  success: true;
+  message: string;
+  data: { eventId: number; programId: number; test_mode: true };
+}
+
+export interface LeadRequest {
+  click_id?: string;
+  customer_key?: string;
+  /** Optional e-mail of the signed-up user; used to match processor events to the lead (6.1 rule 3). */
+  email?: string;
+  session_id?: string;
+  page_url?: string;
+  additional_data?: TestModeData;
+}
+
+export interface LeadResponse {
+  success: true;
+  provisional?: true;
+  data: { click_id: string | null; customer_status: CustomerStatus; lead_id: number; test_mode?: true };
+}
+
+export interface SaleRequest {
+  transaction_id?: string;
+  amount_cents?: number;
+  customer_key?: string;
+  click_id?: string;
+  currency?: string;
+  occurred_at?: string;
+  provider?: string;
+  provider_payment_id?: string;
+  livemode?: boolean;
+  /** Raw names of the SDK's isRecurring, saleType and subscriptionId. */
+  is_recurring?: boolean;
+  sale_type?: string;
+  subscription_id?: string;
+  additional_data?: { test_mode?: boolean; [key: string]: unknown };
+}
+
+export interface SaleAttributedData {
+  attributed: true;
+  sale_id: number;
+  transaction_id: string;
+  commission_id: number | null;
+  commission_amount_cents: number;
+  currency: string;
+}
+
+export interface SaleNotAttributedData {
+  attributed: false;
+  reason: 'attribution_window_expired';
+}
+
+export interface TestSaleData {
+  test_mode: true;
+  sale_id: number;
+  transaction_id: string;
+}
+
+export interface SaleResponse {
+  success: true;
+  data: SaleAttributedData | SaleNotAttributedData | TestSaleData;
+}
+
+export interface RefundRequest {
+  transaction_id: string;
+  reason?: RefundReason;
+  refund_reason?: string;
+}
+
+export interface RefundResponse {
+  success: true;
+  data: {
+    refund_id: number;
+    sale_id: number;
+    transaction_id: string;
+    reason: RefundReason;
+    commission_id: number | null;
+    commission_status: CommissionStatus | null;
+    adjustment_amount_cents: number;
+  };
+}
+
+export interface ReadinessItem {
+  key: 'click_seen' | 'lead_seen' | 'sale_seen' | 'test_event_seen' | 'processor_connected' | 'key_status';
+  label: string;
+  done: boolean;
+  next_step: string | null;
+}
+
+export interface ReadinessResponse {
+  success: true;
+  data: {
+    program_id: number;
+    ready: boolean;
+    key_status: 'active' | 'marked';
+    rotate_by: string | null;
+    checklist: ReadinessItem[];
+  };
+}
+
+export interface RotationWarning {
+  code: 'api_key_rotation_required';
+  message: string;
+  hint: string;
+  rotate_by: string;
+  docs_url: string;
+}
+
+export interface NormalizedEventBase {
+  id: number;
+  event_type: EventType;
+  timestamp: string;
+  click_id: string | null;
+  createdAt: string;
+}
+export interface ClickEvent extends NormalizedEventBase {
+  event_type: 'click';
+  session_id: string | null;
+  page_url: string | null;
+  referrer_url: string | null;
+  geo_country: string | null;
+  geo_region: string | null;
+  geo_city: string | null;
+  device_type: string | null;
+  device_os: string | null;
+  browser_name: string | null;
+  converted: boolean;
+}
+export interface LeadEvent extends NormalizedEventBase {
+  event_type: 'lead';
+  customer_key: string | null;
+  session_id: string | null;
+  page_url: string | null;
+  converted: boolean;
+}
+export interface ConversionEvent extends NormalizedEventBase {
+  event_type: 'conversion';
+  amount_cents: number;
+  currency: string;
+  sale_type: string | null;
+  payment_status: string | null;
+  processor_event_id: string;
+  is_recurring: boolean;
+}
+export type NormalizedEvent = ClickEvent | LeadEvent | ConversionEvent;
+
+export interface EventListResponse {
+  data: NormalizedEvent[];
+  meta: { pagination: { page: number; pageSize: number; pageCount: number; total: number } };
+}
+
+/** Platform error envelope (7.1). */
+export interface PlatformErrorBody {
+  data: null;
+  error: { status: number; name: string; message: string; details: Record<string, unknown>; code?: string };
+}
+
+/** Typed error envelope (7.1). */
+export interface TypedErrorBody {
+  success?: false;
+  message?: string;
+  error: { code: string; message: string; [extra: string]: unknown };
+}
