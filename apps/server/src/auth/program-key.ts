@@ -1,0 +1,117 @@
+/**
+ * Program API keys (5.1–5.5): Bearer parsing with each endpoint's own messages, lookup by hash,
+ * mandatory rotation headers and warnings, and the typed 401 once the deadline has passed.
+ */
+import type { Context, Next } from 'koa';
+import { docsUrl, ERRORS, formatMessage, HEADERS, type ErrorSpec, type RotationWarning } from '@reftrack/contract';
+import { ApiError } from '../http/api-error.js';
+import type { RequestState } from '../http/state.js';
+import type { Db } from '../db/knex.js';
+import { parseBearer } from './bearer.js';
+import { hashesEqual, sha256Hex } from './secret-hash.js';
+
+export interface KeyContext {
+  keyId: number;
+  programId: number;
+  rotationMarkedAt: number | null;
+  rotationDeadline: number | null;
+}
+
+/** The three 5.3 failures, worded per endpoint. */
+export interface KeyErrors {
+  malformed: ErrorSpec;
+  missing: ErrorSpec;
+  invalid: ErrorSpec;
+}
+
+export const KEY_ERRORS = {
+  sale: { malformed: ERRORS.authMalformed, missing: ERRORS.authMissingToken, invalid: ERRORS.authInvalidToken },
+  // The spec gives the refund route `Invalid API token` for an empty token too.
+  refund: { malformed: ERRORS.authMalformed, missing: ERRORS.authInvalidToken, invalid: ERRORS.authInvalidToken },
+  readiness: { malformed: ERRORS.readinessMalformed, missing: ERRORS.readinessMissing, invalid: ERRORS.readinessInvalid },
+  cli: { malformed: ERRORS.cliKeyMalformed, missing: ERRORS.cliKeyMissing, invalid: ERRORS.cliKeyInvalid },
+} satisfies Record<string, KeyErrors>;
+
+export async function findProgramKey(db: Db, token: string): Promise<KeyContext | undefined> {
+  const hash = sha256Hex(token);
+  const row = await db('program_keys').where({ key_hash: hash }).first('id', 'program_id', 'key_hash', 'rotation_marked_at', 'rotation_deadline');
+  if (!row || !hashesEqual(row.key_hash, hash)) return undefined;
+  return {
+    keyId: row.id,
+    programId: row.program_id,
+    rotationMarkedAt: row.rotation_marked_at ?? null,
+    rotationDeadline: row.rotation_deadline ?? null,
+  };
+}
+
+export type KeyState = 'active' | 'marked' | 'retired';
+
+export function keyState(key: KeyContext, now: number): KeyState {
+  if (key.rotationDeadline === null) return 'active';
+  return now >= key.rotationDeadline ? 'retired' : 'marked';
+}
+
+/** Deprecation (RFC 9745), Sunset (RFC 8594) and Link headers on every response of a flagged key. */
+export function setRotationHeaders(ctx: Context, key: KeyContext, publicBaseUrl: string): void {
+  if (key.rotationDeadline === null) return;
+  const markedAt = key.rotationMarkedAt ?? key.rotationDeadline;
+  ctx.set(HEADERS.deprecation, `@${Math.floor(markedAt / 1000)}`);
+  ctx.set(HEADERS.sunset, new Date(key.rotationDeadline).toUTCString());
+  ctx.set(HEADERS.link, `<${docsUrl(publicBaseUrl, ERRORS.keyRotationRequired.code)}>; rel="deprecation"`);
+}
+
+export function rotationWarning(key: KeyContext, publicBaseUrl: string): RotationWarning {
+  const rotateBy = new Date(key.rotationDeadline ?? 0).toISOString();
+  return {
+    code: 'api_key_rotation_required',
+    message: formatMessage(ERRORS.keyRotationWarning.message, { deadline: rotateBy }),
+    hint: ERRORS.keyRotationWarning.hint ?? '',
+    rotate_by: rotateBy,
+    docs_url: docsUrl(publicBaseUrl, 'api_key_rotation_required'),
+  };
+}
+
+export function retiredKeyError(key: KeyContext, publicBaseUrl: string): ApiError {
+  return new ApiError(
+    ERRORS.keyRotationRequired,
+    { deadline: new Date(key.rotationDeadline ?? 0).toISOString() },
+    {},
+    { docs_url: docsUrl(publicBaseUrl, 'api_key_rotation_required') },
+  );
+}
+
+export interface KeyAuthOptions {
+  db: Db;
+  publicBaseUrl: string;
+  now: () => number;
+}
+
+/**
+ * Authenticates a program key: returns undefined only when `optional` and no token was sent
+ * (browser-mode lead). Sets rotation headers; a retired key is refused with the typed 401.
+ */
+export async function authenticateProgramKey(ctx: Context, errors: KeyErrors, opts: KeyAuthOptions, optional = false): Promise<KeyContext | undefined> {
+  const parsed = parseBearer(ctx.get('authorization') || undefined);
+  if (optional && (parsed.kind === 'absent' || parsed.kind === 'empty')) return undefined;
+  if (parsed.kind === 'absent' || parsed.kind === 'malformed') throw new ApiError(errors.malformed);
+  if (parsed.kind === 'empty') throw new ApiError(errors.missing);
+  const key = await findProgramKey(opts.db, parsed.token);
+  if (!key) throw new ApiError(errors.invalid);
+  setRotationHeaders(ctx, key, opts.publicBaseUrl);
+  if (keyState(key, opts.now()) === 'retired') throw retiredKeyError(key, opts.publicBaseUrl);
+  (ctx.state as RequestState).programKey = key;
+  return key;
+}
+
+/** Adds the 5.5 `warnings` array beside `data` on successful responses of a marked key. */
+export function rotationWarnings(publicBaseUrl: string, now: () => number) {
+  return async function addRotationWarnings(ctx: Context, next: Next): Promise<void> {
+    await next();
+    const key = (ctx.state as RequestState).programKey;
+    if (!key || keyState(key, now()) !== 'marked' || ctx.status >= 400) return;
+    const body = ctx.body;
+    if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {
+      (body as Record<string, unknown>).warnings = [rotationWarning(key, publicBaseUrl)];
+    }
+  };
+}

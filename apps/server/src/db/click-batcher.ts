@@ -1,0 +1,122 @@
+/**
+ * Group commit for the click route ("The hot write path" in the design): requests put their rows
+ * into a shared batch; the batch commits as one transaction, with counter increments summed per
+ * link and per partner-program; each request is answered only after its batch committed. A failed
+ * batch rejects every request in it and leaves nothing behind (one transaction).
+ */
+import type { Db } from './knex.js';
+
+export interface ClickWrite {
+  /** A new customer row, or undefined when an existing customer is reused (3.1). */
+  customer?: Record<string, unknown>;
+  event: Record<string, unknown>;
+  linkId: number;
+  partnerId: number;
+  programId: number;
+  at: number;
+}
+
+interface Pending {
+  write: ClickWrite;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export interface ClickBatcherOptions {
+  maxBatch?: number;
+}
+
+const INSERT_CHUNK = 200;
+
+export class ClickBatcher {
+  private queue: Pending[] = [];
+  private flushing = false;
+  private scheduled = false;
+  private readonly maxBatch: number;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly db: Db,
+    options: ClickBatcherOptions = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 500;
+  }
+
+  submit(write: ClickWrite): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ write, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves once everything submitted so far has been committed or failed. */
+  drain(): Promise<void> {
+    if (!this.flushing && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private schedule(): void {
+    if (this.flushing || this.scheduled) return;
+    this.scheduled = true;
+    // One turn of the event loop lets the requests already read off the sockets join this batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    const batch = this.queue.splice(0, this.maxBatch);
+    if (batch.length === 0) {
+      for (const wake of this.idleWaiters.splice(0)) wake();
+      return;
+    }
+    this.flushing = true;
+    try {
+      await this.commit(batch.map((p) => p.write));
+      for (const p of batch) p.resolve();
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    } finally {
+      this.flushing = false;
+    }
+    if (this.queue.length > 0) void this.flush();
+    else for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  private async commit(writes: ClickWrite[]): Promise<void> {
+    const customers = writes.flatMap((w) => (w.customer ? [w.customer] : []));
+    const events = writes.map((w) => w.event);
+    const links = new Map<number, { n: number; at: number }>();
+    const enrollments = new Map<string, { partnerId: number; programId: number; n: number; at: number }>();
+    for (const w of writes) {
+      const link = links.get(w.linkId) ?? { n: 0, at: 0 };
+      link.n += 1;
+      link.at = Math.max(link.at, w.at);
+      links.set(w.linkId, link);
+      const key = `${w.partnerId}:${w.programId}`;
+      const pp = enrollments.get(key) ?? { partnerId: w.partnerId, programId: w.programId, n: 0, at: 0 };
+      pp.n += 1;
+      pp.at = Math.max(pp.at, w.at);
+      enrollments.set(key, pp);
+    }
+    await this.db.transaction(async (trx) => {
+      for (let i = 0; i < customers.length; i += INSERT_CHUNK) await trx('customers').insert(customers.slice(i, i + INSERT_CHUNK));
+      for (let i = 0; i < events.length; i += INSERT_CHUNK) await trx('click_events').insert(events.slice(i, i + INSERT_CHUNK));
+      for (const [id, { n, at }] of links) {
+        await trx('referral_links')
+          .where({ id })
+          .update({ clicks: trx.raw('clicks + ?', [n]), last_clicked: trx.raw('CASE WHEN last_clicked IS NULL OR last_clicked < ? THEN ? ELSE last_clicked END', [at, at]) });
+      }
+      for (const { partnerId, programId, n, at } of enrollments.values()) {
+        await trx('partner_programs')
+          .where({ partner_id: partnerId, program_id: programId })
+          .update({
+            clicks: trx.raw('clicks + ?', [n]),
+            last_clicked_at: trx.raw('CASE WHEN last_clicked_at IS NULL OR last_clicked_at < ? THEN ? ELSE last_clicked_at END', [at, at]),
+          });
+      }
+    });
+  }
+}

@@ -1,0 +1,49 @@
+/** Runs the timestamped migrations kept in apps/server/migrations (outside the bundle). */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Knex } from 'knex';
+import type { Db } from './knex.js';
+
+/** The package root, found from this file whether it runs from src/ (tests) or dist/ (bundle). */
+function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (fs.existsSync(path.join(dir, 'migrations')) && fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('migrations folder not found');
+    dir = parent;
+  }
+}
+
+export const migrationsDir = (): string => path.join(packageRoot(), 'migrations');
+
+interface MigrationModule {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+class FolderSource implements Knex.MigrationSource<string> {
+  constructor(private readonly dir: string) {}
+  async getMigrations(): Promise<string[]> {
+    return fs.readdirSync(this.dir).filter((f) => /^\d{14}_.+\.js$/.test(f)).sort();
+  }
+  getMigrationName(name: string): string {
+    return name;
+  }
+  async getMigration(name: string): Promise<MigrationModule> {
+    return (await import(pathToFileURL(path.join(this.dir, name)).href)) as MigrationModule;
+  }
+}
+
+export function migrationConfig(schema?: string): Knex.MigratorConfig {
+  return { migrationSource: new FolderSource(migrationsDir()), schemaName: schema, tableName: 'knex_migrations' };
+}
+
+export async function migrateLatest(db: Db, schema?: string): Promise<void> {
+  await db.migrate.latest(migrationConfig(schema));
+}
+
+export async function migrateDown(db: Db, schema?: string): Promise<void> {
+  await db.migrate.rollback(migrationConfig(schema), true);
+}

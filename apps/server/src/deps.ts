@@ -1,0 +1,26 @@
+/** Everything a route needs, built once at start and handed to each handler factory. */
+import type { Config } from './config.js';
+import type { Db } from './db/knex.js';
+import type { Logger } from './logger.js';
+import type { RateLimiters } from './http/rate-limit.js';
+import type { ClickBatcher } from './db/click-batcher.js';
+import type { LinkCache } from './db/link-cache.js';
+import type { GeoLookup } from './domain/geo.js';
+
+/** Test-only hooks that inject a failure at a named point; empty in production. */
+export interface Faults {
+  /** Runs inside the sale transaction after the sale insert, before the commission insert. */
+  afterSaleInsert?: () => void | Promise<void>;
+}
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  now: () => number;
+  limiters: RateLimiters;
+  clicks: ClickBatcher;
+  links: LinkCache;
+  geo: GeoLookup;
+  faults: Faults;
+}

@@ -1,0 +1,60 @@
+/** The one place errors become response bodies: platform or typed envelope (7.1). */
+import type { Context, Next } from 'koa';
+import { ERRORS, SALE_REFUND_CODE_BY_STATUS, STATUS_NAMES } from '@reftrack/contract';
+import { ApiError } from './api-error.js';
+import type { RequestState } from './state.js';
+import type { Logger } from '../logger.js';
+
+/** Koa/http-errors thrown by libraries (e.g. a refused body) carry `status` and `expose`. */
+function fromForeignError(err: unknown): ApiError | undefined {
+  const e = err as { status?: number; expose?: boolean; type?: string } | null;
+  if (!e || typeof e.status !== 'number' || !e.expose) return undefined;
+  if (e.status === 413) return new ApiError(ERRORS.bodyTooLarge);
+  if (e.status === 400) return new ApiError(ERRORS.malformedJson);
+  return undefined;
+}
+
+export function renderError(ctx: Context, err: ApiError): void {
+  const state = ctx.state as RequestState;
+  const { spec } = err;
+  ctx.status = spec.status;
+  if (spec.envelope === 'typed') {
+    const error: Record<string, unknown> = { code: spec.code, message: err.message };
+    if (spec.hint) error.hint = spec.hint;
+    Object.assign(error, err.extra);
+    ctx.body = spec.code === 'link_disabled' ? { success: false, message: err.message, error } : { error };
+    return;
+  }
+  const details: Record<string, unknown> = { ...err.details };
+  if (state.requestIdInDetails && spec.status >= 500) details.request_id = state.requestId;
+  const error: Record<string, unknown> = {
+    status: spec.status,
+    name: STATUS_NAMES[spec.status] ?? 'Error',
+    message: err.message,
+    details,
+  };
+  const code = spec.code ?? (state.codeFromStatus ? SALE_REFUND_CODE_BY_STATUS[spec.status] : undefined);
+  if (code) error.code = code;
+  ctx.body = { data: null, error };
+}
+
+export function errorRenderer(logger: Logger) {
+  return async function renderErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) renderError(ctx, new ApiError(ERRORS.routeNotFound));
+      else if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) renderError(ctx, new ApiError(ERRORS.methodNotAllowed));
+    } catch (err) {
+      const state = ctx.state as RequestState;
+      let apiError = err instanceof ApiError ? err : fromForeignError(err);
+      if (!apiError) {
+        logger.error({ err, requestId: state.requestId, path: ctx.path }, 'request failed');
+        const failure = state.failure ?? ERRORS.internal;
+        apiError = new ApiError(failure, { request_id: state.requestId }, {}, state.failureExtra);
+      } else if (apiError.status >= 500) {
+        logger.error({ err, requestId: state.requestId, path: ctx.path }, 'request failed');
+      }
+      renderError(ctx, apiError);
+    }
+  };
+}

@@ -1,0 +1,82 @@
+/** Validation of the sale body in the order of spec 7.5, into a typed value. */
+import { CURRENCIES, ERRORS, LIMITS, SALE_PROVIDERS, type Currency } from '@reftrack/contract';
+import { fail } from '../../http/api-error.js';
+import { obj, str, text, type Body } from '../../http/input.js';
+import { parseOccurredAt } from '../../domain/occurred-at.js';
+
+export interface SaleInput {
+  testMode: boolean;
+  transactionId?: string;
+  amountCents?: number;
+  clickId?: string;
+  customerKey?: string;
+  currency: Currency;
+  occurredAt: number;
+  provider: string | null;
+  providerPaymentId: string | null;
+  livemode: boolean | null;
+  isRecurring: boolean;
+  saleType: string | null;
+  subscriptionId: string | null;
+}
+
+const present = (v: unknown): boolean => v !== undefined && v !== null;
+const TRANSACTION_ID_MAX = 255;
+
+export function parseSaleInput(body: Body, now: number): SaleInput {
+  const testMode = obj(body.additional_data)?.test_mode === true;
+
+  const rawTxn = body.transaction_id;
+  if (!testMode || present(rawTxn)) {
+    if (typeof rawTxn !== 'string' || !rawTxn.trim() || rawTxn.length > TRANSACTION_ID_MAX) fail(ERRORS.saleTransactionId);
+  }
+  const rawAmount = body.amount_cents;
+  if (!testMode || present(rawAmount)) {
+    if (typeof rawAmount !== 'number' || !Number.isSafeInteger(rawAmount) || rawAmount <= 0) fail(ERRORS.saleAmount);
+  }
+  let occurredAt = now;
+  if (present(body.occurred_at)) {
+    const at = parseOccurredAt(body.occurred_at, now);
+    if (at === undefined) fail(ERRORS.saleOccurredAt);
+    occurredAt = at;
+  }
+  let provider: string | null = null;
+  if (present(body.provider)) {
+    const p = typeof body.provider === 'string' ? body.provider.toLowerCase() : undefined;
+    if (!p || !(SALE_PROVIDERS as readonly string[]).includes(p)) fail(ERRORS.saleProvider);
+    provider = p;
+  }
+  let providerPaymentId: string | null = null;
+  if (present(body.provider_payment_id)) {
+    const v = body.provider_payment_id;
+    if (typeof v !== 'string' || v.length < 1 || v.length > LIMITS.providerPaymentIdMaxLength) fail(ERRORS.saleProviderPaymentId);
+    providerPaymentId = v;
+  }
+  let livemode: boolean | null = null;
+  if (present(body.livemode)) {
+    if (typeof body.livemode !== 'boolean') fail(ERRORS.saleLivemode);
+    livemode = body.livemode;
+  }
+  let currency: Currency = 'USD';
+  if (present(body.currency)) {
+    const c = String(typeof body.currency === 'object' ? JSON.stringify(body.currency) : body.currency).slice(0, 16);
+    const upper = c.toUpperCase();
+    if (!(CURRENCIES as readonly string[]).includes(upper)) fail(ERRORS.saleCurrency, { currency: c.toUpperCase() });
+    currency = upper as Currency;
+  }
+  return {
+    testMode,
+    transactionId: typeof rawTxn === 'string' ? rawTxn.trim() : undefined,
+    amountCents: typeof rawAmount === 'number' ? rawAmount : undefined,
+    clickId: str(body.click_id),
+    customerKey: str(body.customer_key),
+    currency,
+    occurredAt,
+    provider,
+    providerPaymentId,
+    livemode,
+    isRecurring: body.is_recurring === true,
+    saleType: text(body.sale_type, 64),
+    subscriptionId: text(body.subscription_id, 255),
+  };
+}

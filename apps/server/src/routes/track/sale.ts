@@ -1,0 +1,152 @@
+/** POST /api/v1/track/sale — spec 4.3, 3.1 (sale rows), 7.5. */
+import type { Context } from 'koa';
+import type { Knex } from 'knex';
+import { ERRORS, type CommissionType, type SaleResponse } from '@reftrack/contract';
+import { ApiError, fail } from '../../http/api-error.js';
+import { readBody } from '../../http/input.js';
+import type { AppDeps } from '../../deps.js';
+import { authenticateProgramKey, KEY_ERRORS } from '../../auth/program-key.js';
+import { findCustomer, type CustomerRecord } from '../../db/customers.js';
+import { isUniqueViolation } from '../../db/knex.js';
+import { withinAttributionWindow } from '../../domain/attribution.js';
+import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from '../../domain/commission.js';
+import { parseSaleInput, type SaleInput } from './sale-input.js';
+
+type Outcome =
+  | { kind: 'recorded'; response: SaleResponse; partnerId: number | null; programId: number; amount: number }
+  | { kind: 'partner_required' };
+
+class DuplicateSale extends Error {
+  constructor(readonly transactionId: string) {
+    super('duplicate transaction_id');
+  }
+}
+
+function saleRow(input: SaleInput, programId: number, transactionId: string, customer: CustomerRecord | undefined, now: number) {
+  return {
+    program_id: programId,
+    customer_id: customer?.id ?? null,
+    click_id: customer?.clickId ?? input.clickId ?? null,
+    processor_event_id: transactionId,
+    amount_cents: input.amountCents ?? 0,
+    currency: input.currency,
+    sale_type: input.saleType,
+    payment_status: 'paid',
+    is_recurring: input.isRecurring,
+    subscription_id: input.subscriptionId,
+    provider: input.provider,
+    provider_payment_id: input.providerPaymentId,
+    livemode: input.livemode,
+    is_test: input.testMode,
+    sale_date: input.occurredAt,
+    created_at: now,
+  };
+}
+
+async function insertSale(trx: Knex.Transaction, row: Record<string, unknown>): Promise<number> {
+  try {
+    // A savepoint keeps the outer transaction usable after a unique violation on PostgreSQL.
+    return await trx.transaction(async (sp) => {
+      const [inserted] = await sp('sale_events').insert(row).returning('id');
+      return Number(inserted.id ?? inserted);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new DuplicateSale(String(row.processor_event_id));
+    throw err;
+  }
+}
+
+/** Rule 1: a test sale authenticates the key, stores a test-flagged sale and a log entry, no commission. */
+async function testSale(trx: Knex.Transaction, input: SaleInput, programId: number, now: number): Promise<Outcome> {
+  let transactionId = input.transactionId;
+  let saleId: number | undefined;
+  for (let attempt = 0; saleId === undefined; attempt++) {
+    const txn = transactionId ?? `test_txn_${now + attempt}`;
+    try {
+      saleId = await insertSale(trx, saleRow(input, programId, txn, undefined, now));
+      transactionId = txn;
+    } catch (err) {
+      // Only a generated id may be retried; a caller's duplicate id is a 409 like any other.
+      if (!(err instanceof DuplicateSale) || input.transactionId !== undefined || attempt > 20) throw err;
+    }
+  }
+  await trx('tracking_logs').insert({ program_id: programId, kind: 'sale', is_test: true, message: `Test sale ${transactionId}`, created_at: now });
+  return { kind: 'recorded', response: { success: true, data: { test_mode: true, sale_id: saleId, transaction_id: transactionId! } }, partnerId: null, programId, amount: 0 };
+}
+
+async function realSale(trx: Knex.Transaction, deps: AppDeps, input: SaleInput, programId: number, now: number): Promise<Outcome> {
+  const customer = await findCustomer(trx, { clickId: input.clickId, customerKey: input.customerKey }, programId);
+  if (!customer) fail(ERRORS.saleCustomerNotFound);
+  if (customer.programId !== programId) fail(ERRORS.saleOtherProgram);
+  if (customer.partnerId !== null) {
+    const enrolled = await trx('partner_programs').where({ partner_id: customer.partnerId, program_id: programId }).first('id');
+    if (!enrolled) fail(ERRORS.saleNoPartnerProgram);
+  }
+  const program = await trx('programs').where({ id: programId }).first('commission_type', 'commission_rate', 'attribution_window_days');
+  const attributed = withinAttributionWindow({
+    clickAt: customer.clickAt,
+    leadAt: customer.leadAt,
+    convertedAt: customer.convertedAt,
+    windowDays: program.attribution_window_days,
+    paymentAt: input.occurredAt,
+  });
+  if (!attributed) {
+    return { kind: 'recorded', response: { success: true, data: { attributed: false, reason: 'attribution_window_expired' } }, partnerId: null, programId, amount: 0 };
+  }
+  const transactionId = input.transactionId!;
+  const saleId = await insertSale(trx, saleRow(input, programId, transactionId, customer, now));
+  // 7.5: the sale is stored before this refusal, so a resend answers 409.
+  if (customer.partnerId === null) return { kind: 'partner_required' };
+  await deps.faults.afterSaleInsert?.();
+  const type = program.commission_type as CommissionType;
+  let commissionId: number | null = null;
+  let amount = 0;
+  if (paysThisSale(type, customer.convertedAt !== null)) {
+    amount = commissionAmount(type, Number(program.commission_rate), input.amountCents!, input.currency);
+    const [c] = await trx('commissions')
+      .insert({ sale_id: saleId, program_id: programId, partner_id: customer.partnerId, customer_id: customer.id, amount_cents: amount, currency: input.currency, status: 'pending', created_at: now, updated_at: now })
+      .returning('id');
+    commissionId = Number(c.id ?? c);
+    await trx('platform_fees').insert({ commission_id: commissionId, sale_id: saleId, program_id: programId, amount_cents: platformFee(amount), currency: input.currency, rate_bps: PLATFORM_FEE_BPS, status: 'pending', created_at: now });
+  }
+  if (customer.convertedAt === null) await trx('customers').where({ id: customer.id }).update({ converted_at: now });
+  return {
+    kind: 'recorded',
+    response: { success: true, data: { attributed: true, sale_id: saleId, transaction_id: transactionId, commission_id: commissionId, commission_amount_cents: amount, currency: input.currency } },
+    partnerId: customer.partnerId,
+    programId,
+    amount: input.amountCents!,
+  };
+}
+
+async function duplicateError(deps: AppDeps, transactionId: string): Promise<ApiError> {
+  const sale = await deps.db('sale_events').where({ processor_event_id: transactionId }).first('id');
+  return new ApiError(ERRORS.saleDuplicate, {}, { sale_id: sale ? Number(sale.id) : null });
+}
+
+export function trackSale(deps: AppDeps) {
+  return async function handleSale(ctx: Context): Promise<void> {
+    const key = (await authenticateProgramKey(ctx, KEY_ERRORS.sale, { db: deps.db, publicBaseUrl: deps.config.publicBaseUrl, now: deps.now }))!;
+    const now = deps.now();
+    const input = parseSaleInput(readBody(ctx), now);
+    let outcome: Outcome;
+    try {
+      outcome = await deps.db.transaction((trx) => (input.testMode ? testSale(trx, input, key.programId, now) : realSale(trx, deps, input, key.programId, now)));
+    } catch (err) {
+      if (err instanceof DuplicateSale) throw await duplicateError(deps, err.transactionId);
+      throw err;
+    }
+    if (outcome.kind === 'partner_required') fail(ERRORS.salePartnerRequired);
+    if (outcome.partnerId !== null) {
+      // Rule 5: metrics are best effort; their failure is logged and never fails the sale.
+      try {
+        await deps.db('partner_programs')
+          .where({ partner_id: outcome.partnerId, program_id: outcome.programId })
+          .update({ sales: deps.db.raw('sales + 1'), revenue_cents: deps.db.raw('revenue_cents + ?', [outcome.amount]) });
+      } catch (err) {
+        deps.logger.warn({ err, requestId: ctx.state.requestId }, 'partner metrics update failed');
+      }
+    }
+    ctx.body = outcome.response;
+  };
+}

@@ -1,0 +1,69 @@
+/** Builds the dependencies, migrates, listens; and shuts down in order (stop accepting, finish, close pools). */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import { createDb, type Db } from './db/knex.js';
+import { migrateLatest } from './db/migrate.js';
+import { createLogger, type Logger } from './logger.js';
+import { createRateLimiters } from './http/rate-limit.js';
+import { ClickBatcher } from './db/click-batcher.js';
+import { LinkCache } from './db/link-cache.js';
+import { createGeoLookup } from './domain/geo.js';
+import { createApp } from './app.js';
+import type { AppDeps, Faults } from './deps.js';
+
+export interface StartOptions {
+  logger?: Logger;
+  now?: () => number;
+  faults?: Faults;
+  /** Use an existing Knex instance (tests share one with their fixtures). */
+  db?: Db;
+}
+
+export interface RunningServer {
+  url: string;
+  deps: AppDeps;
+  server: http.Server;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const db = options.db ?? createDb(config.database);
+  await migrateLatest(db, config.database.client === 'postgres' ? config.database.schema : undefined);
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : undefined;
+  redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  const deps: AppDeps = {
+    config,
+    db,
+    logger,
+    now: options.now ?? Date.now,
+    limiters: createRateLimiters(redis),
+    clicks: new ClickBatcher(db),
+    links: new LinkCache(db),
+    geo: await createGeoLookup({ trustProxy: config.trustProxy !== false, maxmindFile: config.geoipDatabase }),
+    faults: options.faults ?? {},
+  };
+  const app = createApp(deps);
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await deps.clicks.drain();
+      redis?.disconnect();
+      if (!options.db) await db.destroy();
+    })());
+  return { url, deps, server, close };
+}

@@ -1,0 +1,3 @@
+export * from './test-server.js';
+export * from './fixture.js';
+export * from './databases.js';
