@@ -103,12 +103,12 @@ export async function authenticateProgramKey(ctx: Context, errors: KeyErrors, op
   return key;
 }
 
-/** Adds the 5.5 `warnings` array beside `data` on successful responses of a marked key. */
+/** Adds the 5.5 `warnings` array beside `data` on every response of a marked key (3.2), errors included. */
 export function rotationWarnings(publicBaseUrl: string, now: () => number) {
   return async function addRotationWarnings(ctx: Context, next: Next): Promise<void> {
     await next();
     const key = (ctx.state as RequestState).programKey;
-    if (!key || keyState(key, now()) !== 'marked' || ctx.status >= 400) return;
+    if (!key || keyState(key, now()) !== 'marked') return;
     const body = ctx.body;
     if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {
       (body as Record<string, unknown>).warnings = [rotationWarning(key, publicBaseUrl)];

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '@reftrack/contract';
+import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s?.close());
+
+describe(`[${dbKind}] 7.1 envelopes and request ids`, () => {
+  it('malformed JSON answers 400 in the platform envelope', async () => {
+    const res = await s.post('/api/v1/track/click', '{"affiliate_url": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ data: null, error: { status: 400, name: 'BadRequestError', message: 'Malformed JSON body', details: {} } });
+  });
+
+  it('a JSON array body answers 400', async () => {
+    const res = await s.post('/api/v1/track/click', '[1,2]');
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe('Request body must be a JSON object');
+  });
+
+  it('an oversized body answers 413 in the platform envelope', async () => {
+    const res = await s.post('/api/v1/track/click', JSON.stringify({ affiliate_url: 'x'.repeat(LIMITS.maxJsonBodyBytes + 10) }));
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ data: null, error: { status: 413, name: 'PayloadTooLargeError', message: expect.stringContaining('too large'), details: {} } });
+  });
+
+  it('an oversized sale body carries invalid_request', async () => {
+    const res = await s.post('/api/v1/track/sale', JSON.stringify({ transaction_id: 'x'.repeat(LIMITS.maxJsonBodyBytes + 10) }), bearer(KEY1));
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('invalid_request');
+  });
+
+  it('X-Request-ID is on tracking and readiness responses, success and error alike', async () => {
+    for (const res of [
+      await s.post('/api/v1/track/click', {}),
+      await s.post('/api/v1/track/sale', {}),
+      await s.post('/api/v1/track/refund', {}, bearer(KEY1)),
+      await s.post('/api/v1/track/lead', {}),
+      await s.get('/api/v1/programs/me/readiness', bearer(KEY1)),
+    ]) {
+      expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
+  it('never answers a stack trace', async () => {
+    const res = await s.post('/api/v1/track/sale', { transaction_id: { $gt: '' }, amount_cents: 'DROP TABLE' }, bearer(KEY1));
+    expect(res.status).toBe(400);
+    expect(res.text).not.toMatch(/at \w+ \(|node_modules|\.ts:/);
+  });
+
+  it('an unknown route answers 404 in the platform envelope', async () => {
+    const res = await s.get('/api/v1/nothing-here');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ data: null, error: { status: 404, name: 'NotFoundError', message: 'Not found', details: {} } });
+  });
+
+  it('GET /healthz answers 200 when the database answers', async () => {
+    const res = await s.get('/healthz');
+    expect(res.status).toBe(200);
+  });
+});
+
+describe(`[${dbKind}] 7 error reference page`, () => {
+  it('serves one anchor per error code', async () => {
+    const res = await s.get('/docs/errors');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    for (const code of ['invalid_request', 'no_attribution', 'unauthorized', 'not_found', 'duplicate_transaction', 'unsupported_currency', 'internal_error', 'invalid_key', 'rate_limited', 'api_key_rotation_required', 'link_disabled', 'ACCOUNT_BLOCKED']) {
+      expect(res.text).toContain(`id="${code}"`);
+    }
+  });
+});
