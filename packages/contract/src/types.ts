@@ -222,3 +222,72 @@ export interface TypedErrorBody {
   message?: string;
   error: { code: string; message: string; [extra: string]: unknown };
 }
+
+/* CLI routes (4.7); success bodies are the design's decisions. */
+
+export interface CliAuthStartResponse {
+  success: true;
+  data: { state: string; login_url: string; expires_at: string; poll_interval_seconds: number };
+}
+
+export type CliAuthPollData =
+  | { status: 'pending'; expires_at: string }
+  | { status: 'complete'; token: string; account: { email: string; name: string | null } }
+  | { status: 'expired' };
+
+export interface CliAuthPollResponse {
+  success: true;
+  data: CliAuthPollData;
+}
+
+export interface CliInitRequest {
+  name: string;
+  domain: string;
+  commission_type: string;
+  commission_rate: number;
+  advertiser_id?: number;
+  attribution_window_days?: number;
+  lead_auth?: string;
+}
+
+export interface CliInitResponse {
+  success: true;
+  data: {
+    program: Program & { advertiser_id: number };
+    /** How to obtain the key: creation never reveals it (5.1). */
+    api_key_instructions: string;
+    next_steps: string[];
+  };
+}
+
+export interface CliProgramsResponse {
+  success: true;
+  data: Array<Program & { advertiser_id: number }>;
+}
+
+export interface CliStatusResponse {
+  success: true;
+  data: {
+    program: Program & { advertiser_id: number | null };
+    key: { state: 'active' | 'marked'; rotate_by: string | null };
+    readiness: ReadinessResponse['data'];
+  };
+}
+
+export interface CliTestEventResponse {
+  success: true;
+  data: { event_type: 'click' | 'lead' | 'sale'; event_id: number; test_mode: true; click_id?: string; transaction_id?: string };
+}
+
+export interface ChainStep {
+  step: 'click' | 'lead' | 'sale';
+  ok: boolean;
+  status: number;
+  duration_ms: number;
+  detail: Record<string, unknown>;
+}
+
+export interface CliChainResponse {
+  success: true;
+  data: { chain_id: string; passed: boolean; steps: ChainStep[]; chains_remaining_this_hour: number };
+}
