@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+import { reporters } from '../../vitest.shared.js';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    reporters: reporters('sdk'),
+    // Retry tests really wait (Retry-After: 1, backoff), and the integration test starts a server.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
