@@ -18,6 +18,17 @@ import { readiness } from './routes/programs/readiness.js';
 import { errorsPage } from './routes/docs/errors-page.js';
 import { health } from './routes/health.js';
 import { trackerScript } from './routes/tracker-script.js';
+import { requireSession } from './auth/dashboard-session.js';
+import { requireAgentScope } from './auth/agent-key.js';
+import { createDashboardSession, currentDashboardSession, deleteDashboardSession } from './routes/dashboard/session.js';
+import { createDashboardProgram, dashboardReadiness, getDashboardProgram, listPrograms, updateDashboardProgram } from './routes/dashboard/programs.js';
+import { regenerateKey } from './routes/dashboard/keys.js';
+import { addPartner, listPartners } from './routes/dashboard/partners.js';
+import { createLink, listLinks, updateLink } from './routes/dashboard/links.js';
+import { connectPayments, disconnectPayments, getPayments } from './routes/dashboard/payments.js';
+import { trackingEvents } from './routes/tracking/events.js';
+import { agentGetProgram, agentListPrograms, agentUpdateProgram } from './routes/agent/programs.js';
+import { devSignInPage, devToken } from './routes/dev-idp/sign-in.js';
 
 /** Route-level facts the error renderer needs, set before anything can fail. */
 function routeMeta(meta: Partial<RequestState> & { failure: ErrorSpec }): Middleware {
@@ -57,6 +68,36 @@ export function createApp(deps: AppDeps): Koa {
     rateLimit(limiters, 'readiness'),
     readiness(deps),
   );
+
+  // Dashboard (design: "Dashboard session"): a session cookie, never a program key.
+  const session = requireSession(deps.db, deps.config.publicBaseUrl, deps.now);
+  const dash = [routeMeta({ failure: ERRORS.internal }), rateLimit(limiters, 'dashboard'), body] as const;
+  router.post('/api/dashboard/session', ...dash, createDashboardSession(deps));
+  router.get('/api/dashboard/session', ...dash, session, currentDashboardSession(deps));
+  router.delete('/api/dashboard/session', ...dash, session, deleteDashboardSession(deps));
+  router.get('/api/dashboard/programs', ...dash, session, listPrograms(deps));
+  router.post('/api/dashboard/programs', ...dash, session, createDashboardProgram(deps));
+  router.get('/api/dashboard/programs/:id', ...dash, session, getDashboardProgram(deps));
+  router.patch('/api/dashboard/programs/:id', ...dash, session, updateDashboardProgram(deps));
+  router.post('/api/dashboard/programs/:id/key', ...dash, session, regenerateKey(deps));
+  router.get('/api/dashboard/programs/:id/readiness', ...dash, session, dashboardReadiness(deps));
+  router.get('/api/dashboard/programs/:id/partners', ...dash, session, listPartners(deps));
+  router.post('/api/dashboard/programs/:id/partners', ...dash, session, addPartner(deps));
+  router.get('/api/dashboard/programs/:id/links', ...dash, session, listLinks(deps));
+  router.post('/api/dashboard/programs/:id/links', ...dash, session, createLink(deps));
+  router.patch('/api/dashboard/links/:id', ...dash, session, updateLink(deps));
+  router.get('/api/dashboard/programs/:id/payments', ...dash, session, getPayments(deps));
+  router.put('/api/dashboard/programs/:id/payments', ...dash, session, connectPayments(deps));
+  router.delete('/api/dashboard/programs/:id/payments', ...dash, session, disconnectPayments(deps));
+  router.get(ROUTES.trackingEvents.path, routeMeta({ failure: ERRORS.eventsFailed }), rateLimit(limiters, 'dashboard'), session, trackingEvents(deps));
+  router.get('/dev-idp/sign-in', devSignInPage(deps));
+  router.post('/dev-idp/token', ...dash, devToken(deps));
+
+  // Agent API (5.6): agent keys with scopes.
+  const agent = [routeMeta({ failure: ERRORS.internal }), rateLimit(limiters, 'agent'), body] as const;
+  router.get(ROUTES.agentPrograms.path, ...agent, requireAgentScope(deps.db, 'programs:read'), agentListPrograms(deps));
+  router.get(ROUTES.agentProgram.path, ...agent, requireAgentScope(deps.db, 'programs:read'), agentGetProgram(deps));
+  router.patch(ROUTES.agentProgramUpdate.path, ...agent, requireAgentScope(deps.db, 'programs:write'), agentUpdateProgram(deps));
 
   app.use(requestId);
   app.use(rotationWarnings(deps.config.publicBaseUrl, deps.now));

@@ -6,6 +6,7 @@ import type { RateLimiters } from './http/rate-limit.js';
 import type { ClickBatcher } from './db/click-batcher.js';
 import type { LinkCache } from './db/link-cache.js';
 import type { GeoLookup } from './domain/geo.js';
+import type { IdentityProvider } from './auth/id-token.js';
 
 /** Test-only hooks that inject a failure at a named point; empty in production. */
 export interface Faults {
@@ -23,4 +24,5 @@ export interface AppDeps {
   links: LinkCache;
   geo: GeoLookup;
   faults: Faults;
+  identity: IdentityProvider;
 }

@@ -8,6 +8,9 @@ import { startServer } from './server.js';
 import { loadFixture, readFixtureFile, FixtureError } from './seed/fixture.js';
 import { seedDemo } from './seed/demo.js';
 import { KeyOpError, markKeyForRotation, regenerateProgramKey } from './ops/program-keys.js';
+import { AccountOpError, setSuspended } from './ops/accounts.js';
+import { AgentKeyError, createAgentKey } from './auth/agent-key.js';
+import { signDevToken } from './auth/id-token.js';
 
 const schemaOf = (config: Config) => (config.database.client === 'postgres' ? config.database.schema : undefined);
 
@@ -110,8 +113,46 @@ keys
     }),
   );
 
+program
+  .command('dev-token')
+  .description('print an id_token from the development identity provider (only without OIDC_ISSUER)')
+  .requiredOption('--email <email>', 'the account e-mail')
+  .option('--name <name>', 'display name for a first sign-in')
+  .action((opts: { email: string; name?: string }) =>
+    withDb(async (db, config) => {
+      if (config.oidcIssuer) throw new ConfigError('dev-token is unavailable while OIDC_ISSUER is set: sign in through your identity provider');
+      console.log(await signDevToken(db, config, opts.email, opts.name));
+    }),
+  );
+const accounts = program.command('accounts').description('account operations');
+for (const [name, suspended] of [['suspend', true], ['restore', false]] as const) {
+  accounts
+    .command(name)
+    .description(suspended ? 'refuse sign-in and stop the live sessions of an account' : 'allow an account to sign in again')
+    .requiredOption('--email <email>', 'the account e-mail')
+    .action((opts: { email: string }) =>
+      withDb(async (db) => {
+        await setSuspended(db, opts.email, suspended);
+        console.log(`${opts.email}: ${suspended ? 'suspended' : 'restored'}`);
+      }),
+    );
+}
+program
+  .command('agent-keys')
+  .description('agent key operations')
+  .command('create')
+  .description('print a new agt_ key once')
+  .requiredOption('--workspace <id>', 'workspace id', positiveInt)
+  .requiredOption('--scopes <list>', 'comma-separated scopes: programs:read, programs:write')
+  .option('--name <name>', 'what the key is for')
+  .action((opts: { workspace: number; scopes: string; name?: string }) =>
+    withDb(async (db) => {
+      console.log(await createAgentKey(db, opts.workspace, opts.scopes.split(',').map((s) => s.trim()).filter(Boolean), opts.name ?? null));
+    }),
+  );
+
 program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof FixtureError || err instanceof KeyOpError) {
+  if (err instanceof ConfigError || err instanceof FixtureError || err instanceof KeyOpError || err instanceof AccountOpError || err instanceof AgentKeyError) {
     console.error(`reftrack-server: ${err.message}`);
     process.exit(2);
   }

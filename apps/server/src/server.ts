@@ -12,6 +12,7 @@ import { LinkCache } from './db/link-cache.js';
 import { createGeoLookup } from './domain/geo.js';
 import { createApp } from './app.js';
 import type { AppDeps, Faults } from './deps.js';
+import { createIdentityProvider } from './auth/id-token.js';
 
 export interface StartOptions {
   logger?: Logger;
@@ -32,6 +33,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = options.db ?? createDb(config.database);
   await migrateLatest(db, config.database.client === 'postgres' ? config.database.schema : undefined);
+  if (!config.oidcIssuer) logger.warn('OIDC_ISSUER is not set: the development identity provider is active (anyone can sign in with any e-mail)');
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const deps: AppDeps = {
@@ -44,6 +46,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     links: new LinkCache(db),
     geo: await createGeoLookup({ trustProxy: config.trustProxy !== false, maxmindFile: config.geoipDatabase }),
     faults: options.faults ?? {},
+    identity: createIdentityProvider(config, db),
   };
   const app = createApp(deps);
   const server = http.createServer(app.callback());

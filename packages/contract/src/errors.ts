@@ -181,6 +181,51 @@ export const ERRORS = {
   cliChainFailed: p(500, 'Failed to run synthetic chain (request_id: {request_id})'),
   cliTestEventFailed: p(500, 'Failed to process test event (request_id: {request_id})'),
   cliStripeConnectRetired: p(410, 'This endpoint is retired. Connect the payment processor in the dashboard: Program settings → Payments.'),
+
+  // Sign-in and dashboard sessions (design: identity)
+  idTokenRequired: p(400, 'id_token is required'),
+  idTokenInvalid: p(401, 'Invalid or expired id_token'),
+  accountBlocked: p(403, 'Your account has been suspended.'),
+  sessionRequired: p(401, 'Sign in required'),
+  programKeyNotAccepted: p(401, 'A program key is not accepted here; sign in to the dashboard'),
+  crossSiteRefused: p(403, 'Cross-site request refused'),
+  permissionDenied: p(403, 'Your role in this workspace does not allow this ({permission} required)'),
+  ownerRequired: p(403, 'Only a workspace owner can generate or regenerate the program key'),
+  workspaceNotFound: p(404, 'Workspace not found'),
+  programNotFound: p(404, 'Program not found'),
+  partnerNotFound: p(404, 'Partner not found'),
+  linkNotFound: p(404, 'Referral link not found'),
+  programIdInvalid: p(400, 'programId must be a positive integer'),
+  programNameInvalid: p(400, 'name must be a non-empty string of at most 200 characters'),
+  programDomainInvalid: p(400, 'domain must be a host name such as example.com'),
+  attributionWindowInvalid: p(400, 'attribution_window_days must be an integer from 1 to 365'),
+  leadAuthInvalid: p(400, 'lead_auth must be server_required or browser_allowed'),
+  noFieldsToUpdate: p(400, 'No updatable fields given'),
+  partnerFieldsMissing: p(400, 'Missing required fields: name, code'),
+  partnerCodeInvalid: p(400, 'code must be 1 to 100 characters of letters, digits, - or _'),
+  partnerCodeTaken: p(409, 'Partner code is already taken'),
+  partnerEmailInvalid: p(400, 'email must be an e-mail address'),
+  linkFieldsMissing: p(400, 'Missing required fields: short_link, partner_id'),
+  shortLinkInvalid: p(400, 'short_link must be 1 to 100 characters of letters, digits, - or _'),
+  shortLinkTaken: p(409, 'short_link is already taken'),
+  activeInvalid: p(400, 'active must be a boolean'),
+  stripeAccountInvalid: p(400, 'stripe_account_id must start with acct_'),
+  webhookSecretInvalid: p(400, 'webhook_secret must start with whsec_'),
+
+  // 4.6 event listing
+  eventsPageInvalid: p(400, 'page must be a positive integer'),
+  eventsPageSizeInvalid: p(400, `pageSize must be an integer from 1 to ${LIMITS.eventListingMaxPageSize}`),
+  eventsTypeInvalid: p(400, 'eventType must be one of: click, lead, conversion'),
+  eventsDateFromInvalid: p(400, 'dateFrom must be an ISO 8601 date or time'),
+  eventsDateToInvalid: p(400, 'dateTo must be an ISO 8601 date or time'),
+  eventsDateRange: p(400, 'dateFrom must not be after dateTo'),
+  eventsFailed: p(500, 'Failed to list tracking events'),
+
+  // 5.6 agent API
+  agentKeyMalformed: p(401, 'Missing or malformed Authorization header. Expected: Bearer <agent_key>'),
+  agentKeyInvalid: p(401, 'Invalid agent key'),
+  agentProgramKeyRefused: p(401, 'A program key cannot be used on agent endpoints; use an agent key (agt_...)'),
+  agentScopeMissing: p(403, 'This agent key lacks the {scope} scope'),
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorKey = keyof typeof ERRORS;

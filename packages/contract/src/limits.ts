@@ -7,6 +7,10 @@ export const LIMITS = {
     saleRefund: { points: 120, durationSeconds: 60, per: 'key' },
     readiness: { points: 30, durationSeconds: 60, per: 'key' },
     cli: { points: 60, durationSeconds: 60, per: 'key' },
+    /** Not in the spec (8, rule 4): our choice for approved agent tools. */
+    agent: { points: 120, durationSeconds: 60, per: 'key' },
+    /** Not in the spec: dashboard API per signed-in client address. */
+    dashboard: { points: 300, durationSeconds: 60, per: 'ip' },
   },
   syntheticChainsPerHour: 10,
   attributionWindowDaysDefault: 60,
@@ -53,3 +57,23 @@ export type CustomerStatus = (typeof CUSTOMER_STATUSES)[number];
 
 export const COMMISSION_STATUSES = ['pending', 'approved', 'paid', 'reversed'] as const;
 export type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
+
+/** Workspace roles and what each may do (design: "Server"). */
+export const ROLES = ['owner', 'member', 'restricted'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const PERMISSIONS = ['programs:read', 'programs:write', 'keys:manage', 'partners:read', 'partners:write', 'payments:write', 'tracking:list'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
+  owner: PERMISSIONS,
+  member: ['programs:read', 'partners:read', 'tracking:list'],
+  restricted: ['programs:read'],
+};
+
+/** Scopes an agent key can carry (5.6). */
+export const AGENT_SCOPES = ['programs:read', 'programs:write'] as const;
+export type AgentScope = (typeof AGENT_SCOPES)[number];
+
+export const DASHBOARD_SESSION_COOKIE = 'reftrack_session';
+export const DASHBOARD_SESSION_DAYS = 14;

@@ -18,7 +18,8 @@ export function createRateLimiters(redis?: Redis): RateLimiters {
     const options = { points, duration: durationSeconds, keyPrefix: `reftrack:rl:${bucket}` };
     return redis ? new RateLimiterRedis({ ...options, storeClient: redis }) : new RateLimiterMemory(options);
   };
-  return { click: make('click'), lead: make('lead'), saleRefund: make('saleRefund'), readiness: make('readiness'), cli: make('cli') };
+  const buckets = Object.keys(LIMITS.rate) as RateBucket[];
+  return Object.fromEntries(buckets.map((b) => [b, make(b)])) as RateLimiters;
 }
 
 /**

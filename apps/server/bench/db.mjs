@@ -1,0 +1,108 @@
+/**
+ * Benchmark databases: a fresh SQLite file or a fresh PostgreSQL schema per run, and the counts
+ * read back after each run to check that every acknowledged write was committed. Uses the server
+ * package's own knex, pg and better-sqlite3 (no sqlite3 or psql binary needed).
+ */
+import crypto from 'node:crypto';
+import path from 'node:path';
+import knexFactory from 'knex';
+import pg from 'pg';
+
+/** Tried in order; the first that accepts a connection is used (trust auth, database `test`). */
+export const POSTGRES_CANDIDATES = ['postgres://postgres@127.0.0.1:5432/test', 'postgres://root@127.0.0.1:5432/test'];
+
+/** @returns {Promise<string | undefined>} the first reachable PostgreSQL URL */
+export async function findPostgres() {
+  for (const url of POSTGRES_CANDIDATES) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    try {
+      await client.connect();
+      await client.query('select 1');
+      return url;
+    } catch {
+      // next candidate
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+  return undefined;
+}
+
+/**
+ * @typedef {object} BenchDb
+ * @property {'sqlite' | 'postgres'} kind
+ * @property {string} databaseUrl   what the server gets as DATABASE_URL
+ * @property {string} label         for the report (no secrets: trust auth)
+ * @property {import('knex').Knex} knex  the benchmark's own connection, for counts
+ * @property {() => Promise<void>} drop
+ */
+
+/**
+ * @param {string} tmpDir
+ * @returns {Promise<BenchDb>}
+ */
+export async function createSqlite(tmpDir) {
+  const file = path.join(tmpDir, 'bench.db');
+  const knex = knexFactory({ client: 'better-sqlite3', connection: { filename: file }, useNullAsDefault: true, pool: { min: 1, max: 1 } });
+  return {
+    kind: 'sqlite',
+    databaseUrl: `sqlite:${file}`,
+    label: `sqlite:${file}`,
+    knex,
+    // The file goes with the temporary directory.
+    drop: () => knex.destroy(),
+  };
+}
+
+/**
+ * A fresh schema `bench_<random>` in the given database; the server gets it with `?schema=`.
+ * @param {string} baseUrl
+ * @returns {Promise<BenchDb>}
+ */
+export async function createPostgres(baseUrl) {
+  const schema = `bench_${crypto.randomBytes(5).toString('hex')}`;
+  const admin = knexFactory({ client: 'pg', connection: { connectionString: baseUrl }, pool: { min: 0, max: 1 } });
+  // The server's migrations create tables in the schema but not the schema itself.
+  await admin.raw('create schema ??', [schema]);
+  await admin.destroy();
+  const knex = knexFactory({ client: 'pg', connection: { connectionString: baseUrl }, searchPath: [schema], pool: { min: 0, max: 2 } });
+  return {
+    kind: 'postgres',
+    databaseUrl: `${baseUrl}?schema=${schema}`,
+    label: `${baseUrl}?schema=${schema}`,
+    knex,
+    async drop() {
+      await knex.raw('drop schema if exists ?? cascade', [schema]);
+      await knex.destroy();
+    },
+  };
+}
+
+/**
+ * @param {import('knex').Knex} knex
+ * @param {string} table
+ * @param {Record<string, unknown>} [where]
+ * @returns {Promise<number>}
+ */
+export async function count(knex, table, where = {}) {
+  const row = await knex(table).where(where).count({ n: '*' }).first();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Row counts of every table the tracked routes write.
+ * @param {import('knex').Knex} knex
+ */
+export async function writeCounts(knex) {
+  const [clickEvents, customers, leadEvents, leadCustomers, saleEvents, commissions, platformFees] = await Promise.all([
+    count(knex, 'click_events'),
+    count(knex, 'customers'),
+    count(knex, 'lead_events'),
+    count(knex, 'customers', { status: 'lead' }),
+    count(knex, 'sale_events'),
+    count(knex, 'commissions'),
+    count(knex, 'platform_fees'),
+  ]);
+  const [{ clicks } = { clicks: 0 }] = await knex('referral_links').sum({ clicks: 'clicks' });
+  return { clickEvents, customers, leadEvents, leadCustomers, saleEvents, commissions, platformFees, linkClicks: Number(clicks ?? 0) };
+}

@@ -1,0 +1,144 @@
+/**
+ * Targets, the printed table and the machine-readable result (bench-results/latest.json at the
+ * repository root, which .gitignore already excludes).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * The issue's targets. The lead and sale targets name no database, so they are checked on both.
+ * Throughput targets are on 2xx answers per second.
+ * @type {Array<{ id: string, db: 'sqlite' | 'postgres' | '*', route: string, text: string, pass: (r: Row) => boolean }>}
+ */
+export const TARGETS = [
+  { id: 'click-ratio-sqlite', db: 'sqlite', route: 'click', text: 'click ≥ 35% of bare req/s', pass: (r) => (r.ratioToBare ?? 0) >= 0.35 },
+  { id: 'click-p99-sqlite', db: 'sqlite', route: 'click', text: 'click p99 < 25 ms', pass: (r) => r.p99Ms < 25 },
+  { id: 'click-ratio-postgres', db: 'postgres', route: 'click', text: 'click ≥ 15% of bare req/s', pass: (r) => (r.ratioToBare ?? 0) >= 0.15 },
+  { id: 'lead-rps', db: '*', route: 'lead', text: 'lead ≥ 2,000/s', pass: (r) => r.okRps >= 2000 },
+  { id: 'lead-p99', db: '*', route: 'lead', text: 'lead p99 < 100 ms', pass: (r) => r.p99Ms < 100 },
+  { id: 'sale-rps', db: '*', route: 'sale', text: 'sale ≥ 1,000/s', pass: (r) => r.okRps >= 1000 },
+  { id: 'sale-p99', db: '*', route: 'sale', text: 'sale p99 < 100 ms', pass: (r) => r.p99Ms < 100 },
+];
+
+/**
+ * @typedef {object} Row
+ * @property {string} db            'bare', 'sqlite' or 'postgres'
+ * @property {string} route
+ * @property {string} tool
+ * @property {number} durationS
+ * @property {number} requests
+ * @property {number} ok
+ * @property {number} rps
+ * @property {number} okRps
+ * @property {number} p50Ms
+ * @property {number} p99Ms
+ * @property {number} maxMs
+ * @property {number} non2xx
+ * @property {Record<string, number>} statusCodes
+ * @property {number} socketErrors
+ * @property {number} timeouts
+ * @property {number | null} ratioToBare
+ * @property {number} serverCpuS
+ * @property {number} cpuMsPerRequest
+ * @property {number} postgresCpuS
+ * @property {number} loadgenCpuS
+ * @property {number} hostBusyPct
+ * @property {number} otherCpuS     CPU seconds of other processes on the host during the run
+ * @property {{ ok: boolean, text: string } | null} verify
+ * @property {string[]} notes
+ * @property {Array<{ id: string, text: string, pass: boolean }>} targets
+ * @property {boolean} valid
+ */
+
+/** @param {Row} row */
+export function checkTargets(row) {
+  row.targets = TARGETS.filter((t) => t.route === row.route && (t.db === '*' || t.db === row.db)).map((t) => ({ id: t.id, text: t.text, pass: row.valid && t.pass(row) }));
+}
+
+const fmt = (n, d = 0) => (n === null || n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
+
+/** @param {string[][]} rows */
+function table(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const line = (r) => r.map((c, i) => (i < 3 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}
+
+/** @param {Row[]} rows */
+export function renderTable(rows) {
+  const head = ['db', 'route', 'tool', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'x bare', 'srv CPU s', 'CPU ms/req', 'pg CPU s', 'other CPU s', 'host busy'];
+  const body = rows.map((r) => [
+    r.db,
+    r.route,
+    r.tool,
+    fmt(r.rps),
+    fmt(r.p50Ms, 1),
+    fmt(r.p99Ms, 1),
+    fmt(r.non2xx + r.socketErrors + r.timeouts),
+    r.ratioToBare === null ? '' : `${fmt(100 * r.ratioToBare, 1)}%`,
+    fmt(r.serverCpuS, 1),
+    fmt(r.cpuMsPerRequest, 3),
+    r.db === 'postgres' ? fmt(r.postgresCpuS, 1) : '',
+    fmt(r.otherCpuS, 1),
+    `${fmt(r.hostBusyPct, 0)}%`,
+  ]);
+  return table([head, ...body]);
+}
+
+/** @param {Row[]} rows */
+export function renderTargets(rows) {
+  const lines = [];
+  for (const r of rows) {
+    for (const t of r.targets) {
+      const figure = t.id.includes('ratio') ? `${fmt(100 * (r.ratioToBare ?? 0), 1)}% of bare` : t.id.includes('p99') ? `p99 ${fmt(r.p99Ms, 1)} ms` : `${fmt(r.okRps)}/s`;
+      lines.push(`${t.pass ? 'PASS' : 'FAIL'}  ${r.db.padEnd(8)} ${t.text.padEnd(28)} ${figure}${r.valid ? '' : '  (run INVALID)'}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** @param {Row[]} rows */
+export function renderChecks(rows) {
+  return rows
+    .filter((r) => r.verify || r.notes.length)
+    .map((r) => [r.verify ? `${r.verify.ok ? 'ok  ' : 'FAIL'}  ${r.db} ${r.route}: ${r.verify.text}` : '', ...r.notes.map((n) => `      ${r.db} ${r.route}: ${n}`)].filter(Boolean).join('\n'))
+    .join('\n');
+}
+
+/**
+ * A loud warning for every run that had refusals or failures: such a run measures the error path,
+ * not the route, and its figures are invalid.
+ * @param {Row[]} rows
+ */
+export function renderInvalid(rows) {
+  const bad = rows.filter((r) => !r.valid);
+  if (bad.length === 0) return '';
+  const bar = '!'.repeat(78);
+  const lines = bad.map((r) => `!!  ${r.db} ${r.route}: ${r.non2xx} non-2xx ${JSON.stringify(r.statusCodes)}, ${r.socketErrors} socket errors, ${r.timeouts} timeouts${r.verify && !r.verify.ok ? `; ${r.verify.text}` : ''}`);
+  return [bar, '!!  INVALID RUNS: the figures below measure failures, not the route', ...lines, bar].join('\n');
+}
+
+/** @returns {object} the machine's facts for the result file */
+export function machine() {
+  return {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${os.type()} ${os.release()}`,
+  };
+}
+
+/**
+ * @param {string} repoRoot
+ * @param {object} result
+ * @returns {string} the file written
+ */
+export function writeResult(repoRoot, result) {
+  const dir = path.join(repoRoot, 'bench-results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'latest.json');
+  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  return file;
+}

@@ -1,0 +1,478 @@
+#!/usr/bin/env node
+/**
+ * Benchmark of the hot write path (design: "The hot write path"): the click, lead and sale routes
+ * of the built server (apps/server/dist), on SQLite and PostgreSQL, against a bare node:http baseline.
+ *
+ *   pnpm bench [--db sqlite|postgres|both] [--duration 10] [--connections 50] [--processes 1]
+ *              [--warmup 2] [--threads 1] [--programs 2000] [--lead-pool N] [--loadgen wrk|autocannon]
+ *              [--routes click,lead,sale] [--profile]
+ *
+ * Every measured run gets a fresh server process (so that one route's leftovers — rate-limiter
+ * entries, caches, heap — do not weigh on the next, and a --profile covers exactly one route), and
+ * every run is checked: any answer that is not 2xx makes it invalid, and the rows in the database
+ * must match the acknowledged answers. Results: a table on stdout and bench-results/latest.json.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildFixture, HOT_LINK, programDomain, programKey, programLink } from './fixture.mjs';
+import { createPostgres, createSqlite, findPostgres, writeCounts } from './db.mjs';
+import { runAutocannon, runWrk, wrkAvailable } from './load.mjs';
+import { cpuMeter, logSummary, round, seed, SERVER_DIR, snapshotServer, startBareServer, startServer, waitForQuietHost } from './processes.mjs';
+import { checkTargets, machine, renderChecks, renderInvalid, renderTable, renderTargets, writeResult } from './report.mjs';
+import { renderProfile, summarizeProfile } from './profile.mjs';
+
+const REPO_ROOT = path.resolve(SERVER_DIR, '..', '..');
+const CLICK_PATH = '/api/v1/track/click';
+const LEAD_PATH = '/api/v1/track/lead';
+const SALE_PATH = '/api/v1/track/sale';
+const USER_AGENT = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const CLICK_HEADERS = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT };
+const CLICK_BODY = JSON.stringify({ affiliate_url: `https://acme.test/?aff=${HOT_LINK}`, page_url: 'https://acme.test/', session_id: 's1' });
+/** The sale and refund bucket: 120 a minute per key. Runs stay under it with a margin. */
+const SALE_BUDGET_PER_KEY = 110;
+
+/** @typedef {import('./report.mjs').Row} Row */
+/** @typedef {import('./load.mjs').LoadResult} LoadResult */
+
+function parseOptions() {
+  const args = process.argv.slice(2).filter((a) => a !== '--');
+  const { values } = parseArgs({
+    args,
+    options: {
+      db: { type: 'string' },
+      duration: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '50' },
+      processes: { type: 'string', default: '1' },
+      warmup: { type: 'string', default: '2' },
+      threads: { type: 'string', default: '1' },
+      programs: { type: 'string', default: '2000' },
+      'lead-pool': { type: 'string' },
+      loadgen: { type: 'string' },
+      routes: { type: 'string', default: 'click,lead,sale' },
+      profile: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(2, 14).join('\n'));
+    process.exit(0);
+  }
+  const int = (name, min) => {
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+  const duration = int('duration', 1);
+  const warmup = int('warmup', 0);
+  const routes = values.routes.split(',').map((r) => r.trim());
+  for (const r of routes) if (!['click', 'lead', 'sale'].includes(r)) throw new Error(`--routes: unknown route ${r}`);
+  if (values.db && !['sqlite', 'postgres', 'both'].includes(values.db)) throw new Error('--db must be sqlite, postgres or both');
+  if (values.loadgen && !['wrk', 'autocannon'].includes(values.loadgen)) throw new Error('--loadgen must be wrk or autocannon');
+  return {
+    db: values.db,
+    duration,
+    warmup,
+    connections: int('connections', 1),
+    processes: int('processes', 1),
+    threads: int('threads', 1),
+    programs: int('programs', 1),
+    // Enough click ids for a lead run at 5,000/s, two and a half times the target; the run stops
+    // early (and says so) if the route is faster than that, rather than reuse an id (a 400).
+    leadPool: values['lead-pool'] ? int('lead-pool', 1) : (duration + warmup) * 5000,
+    loadgen: values.loadgen,
+    routes,
+    profile: values.profile,
+  };
+}
+
+/** Cleanup steps run on the way out, also after Ctrl-C: stop children, drop schemas, remove files. */
+const cleanups = [];
+async function cleanup() {
+  for (const step of cleanups.splice(0).reverse()) await step().catch((err) => console.error(`cleanup: ${err.message}`));
+}
+process.on('SIGINT', () => {
+  console.error('\ninterrupted: cleaning up');
+  cleanup().finally(() => process.exit(130));
+});
+
+/**
+ * One result row from a load run and the CPU meter around it.
+ * @param {string} db @param {string} route @param {LoadResult} r
+ * @param {ReturnType<ReturnType<typeof cpuMeter>['stop']>} cpu
+ * @returns {Row}
+ */
+function makeRow(db, route, r, cpu) {
+  /** @type {Row} */
+  const row = {
+    db,
+    route,
+    tool: r.tool,
+    durationS: r.durationS,
+    requests: r.requests,
+    ok: r.ok,
+    rps: r.rps,
+    okRps: round(r.ok / Math.max(0.001, r.durationS), 0),
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    maxMs: r.maxMs,
+    non2xx: r.non2xx,
+    statusCodes: r.statusCodes,
+    socketErrors: r.socketErrors,
+    timeouts: r.timeouts,
+    ratioToBare: null,
+    serverCpuS: cpu.serverCpuS,
+    cpuMsPerRequest: round((1000 * cpu.serverCpuS) / Math.max(1, r.requests), 3),
+    postgresCpuS: cpu.postgresCpuS,
+    loadgenCpuS: r.tool === 'wrk' ? r.loadgenCpuS : cpu.benchProcessCpuS,
+    hostBusyPct: cpu.hostBusyPct,
+    otherCpuS: cpu.otherCpuS,
+    verify: null,
+    notes: [],
+    targets: [],
+    valid: r.non2xx === 0 && r.socketErrors === 0 && r.timeouts === 0 && r.ok > 0,
+  };
+  noteNoise(row, os.cpus().length);
+  return row;
+}
+
+/**
+ * Notes a run during which other processes used a noticeable share of the CPU.
+ * @param {Row} row @param {number} cores
+ */
+function noteNoise(row, cores) {
+  const share = row.otherCpuS / Math.max(0.001, row.durationS * cores);
+  if (share > 0.05) row.notes.push(`NOISY: other processes on the host used ${row.otherCpuS} CPU s (${Math.round(100 * share)}% of the machine) during the run`);
+}
+
+/**
+ * Runs an optional warm-up (not measured, but its answers are counted for the checks), then the
+ * measured run with a CPU meter around it.
+ * @param {{ pids: () => number[] }} server
+ * @param {(seconds: number, warm: boolean) => Promise<LoadResult>} load
+ * @param {number} warmup @param {number} duration
+ */
+async function measured(server, load, warmup, duration) {
+  const quiet = await waitForQuietHost();
+  if (!quiet.quiet) console.log(`  WARNING: host still ${quiet.busyPct}% busy with other work after waiting ${quiet.waitedS} s; measuring anyway`);
+  else if (quiet.waitedS > 1) console.log(`  (waited ${quiet.waitedS} s for other work on the host to finish)`);
+  /** @type {LoadResult | undefined} */
+  let warm;
+  if (warmup > 0) warm = await load(warmup, true);
+  const meter = cpuMeter(server.pids);
+  const result = await load(duration, false);
+  return { warm, result, cpu: meter.stop(), quiet };
+}
+
+/** @param {LoadResult | undefined} w */
+const warmNote = (w) => (w && (w.non2xx || w.socketErrors || w.timeouts) ? [`warm-up had ${w.non2xx} non-2xx, ${w.socketErrors} socket errors, ${w.timeouts} timeouts`] : []);
+
+async function main() {
+  const opts = parseOptions();
+  const started = Date.now();
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reftrack-bench-'));
+  cleanups.push(async () => fs.rmSync(tmpDir, { recursive: true, force: true }));
+  const serverMain = snapshotServer(tmpDir);
+  const tool = opts.loadgen ?? (wrkAvailable() ? 'wrk' : 'autocannon');
+  if (tool === 'wrk' && !wrkAvailable()) throw new Error('--loadgen wrk: wrk is not installed');
+
+  const postgresUrl = opts.db === 'sqlite' ? undefined : await findPostgres();
+  if (opts.db === 'postgres' || opts.db === 'both') {
+    if (!postgresUrl) throw new Error('PostgreSQL is not reachable at 127.0.0.1:5432 (database test, users postgres and root tried)');
+  }
+  /** @type {Array<'sqlite' | 'postgres'>} */
+  const databases = opts.db === 'sqlite' ? ['sqlite'] : opts.db === 'postgres' ? ['postgres'] : postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];
+  const m = machine();
+  const runId = crypto.randomBytes(4).toString('hex');
+
+  console.log(`Reftrack benchmark ${runId}: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, node ${m.node}`);
+  console.log(`server: ${serverMain} (snapshot of apps/server/dist), ${opts.processes} process(es)${opts.processes > 1 ? ' behind node:cluster (bench/cluster.mjs)' : ''}`);
+  console.log(`load: ${opts.connections} connections, ${opts.duration} s measured after ${opts.warmup} s warm-up; click runs with ${tool}${tool === 'wrk' ? ` (${opts.threads} thread(s), Lua script)` : ''}, lead and sale runs with autocannon (they need each answer)`);
+  console.log(`databases: ${databases.join(', ')}${!postgresUrl && opts.db !== 'sqlite' ? ' (PostgreSQL not reachable)' : ''}`);
+  console.log(`every request carries a distinct random X-Forwarded-For (TRUST_PROXY=1), so the per-IP limits (click 60/min, lead 30/min) run their real code path without refusing.`);
+  console.log(`sale keys: ${opts.programs} programs, each with its own key; sale requests rotate keys so none exceeds ${SALE_BUDGET_PER_KEY} of its 120/min budget in the run.`);
+  if (tool === 'wrk' && os.cpus().length <= 2) console.log('note: the load generator and the server share this machine\'s cores; figures include that contention (see host busy %).');
+
+  const fixtureFile = path.join(tmpDir, 'fixture.json');
+  fs.writeFileSync(fixtureFile, JSON.stringify(buildFixture(opts.programs)));
+
+  /** @type {Row[]} */
+  const rows = [];
+  /** @type {Record<string, unknown>} */
+  const extra = { profiles: {} };
+
+  /** The click route's load, with either tool. */
+  const clickLoad = (url, seconds, using = tool) =>
+    using === 'wrk'
+      ? runWrk({ url, path: CLICK_PATH, headers: CLICK_HEADERS, body: CLICK_BODY, connections: opts.connections, duration: seconds, threads: opts.threads, tmpDir })
+      : runAutocannon({ url, connections: opts.connections, duration: seconds, build: () => ({ path: CLICK_PATH, headers: CLICK_HEADERS, body: CLICK_BODY }) });
+
+  // 1. The baseline, with the click run's tool (the ratio's denominator) and, when that is wrk, with
+  //    autocannon too: the ceiling of the tool the lead and sale runs use on this machine.
+  /** @type {Record<string, number>} */
+  const bareRps = {};
+  for (const using of tool === 'wrk' ? ['wrk', 'autocannon'] : ['autocannon']) {
+    const bare = await startBareServer();
+    cleanups.push(bare.stop);
+    console.log(`\n[bare] node:http baseline with ${using}...`);
+    const { warm, result, cpu } = await measured(bare, (s) => clickLoad(bare.url, s, using), opts.warmup, opts.duration);
+    await bare.stop();
+    const row = makeRow('bare', 'click', result, cpu);
+    row.notes.push(...warmNote(warm));
+    rows.push(row);
+    bareRps[using] = result.rps;
+    console.log(`[bare] ${result.rps} req/s, p99 ${result.p99Ms} ms (${using})`);
+  }
+
+  for (const kind of databases) {
+    const db = kind === 'sqlite' ? await createSqlite(tmpDir) : await createPostgres(/** @type {string} */ (postgresUrl));
+    cleanups.push(db.drop);
+    console.log(`\n[${kind}] database ${db.label}`);
+    const t0 = Date.now();
+    seed(serverMain, db.databaseUrl, fixtureFile);
+    console.log(`[${kind}] seeded ${opts.programs} programs, keys and links in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+    /**
+     * A fresh server for one phase; stopped (gracefully: in-flight batches commit) before returning.
+     * @template T
+     * @param {string} phase @param {boolean} profiled
+     * @param {(server: Awaited<ReturnType<typeof startServer>>) => Promise<T>} work
+     * @returns {Promise<{ value: T, log: ReturnType<typeof logSummary>, profile?: string }>}
+     */
+    const withServer = async (phase, profiled, work) => {
+      const cpuProfDir = opts.profile && profiled ? path.join(tmpDir, `prof-${kind}-${phase}`) : undefined;
+      const logFile = path.join(tmpDir, `server-${kind}-${phase}.log`);
+      const server = await startServer({ main: serverMain, databaseUrl: db.databaseUrl, processes: opts.processes, logFile, cpuProfDir });
+      cleanups.push(server.stop);
+      let value;
+      try {
+        value = await work(server);
+      } finally {
+        await server.stop();
+      }
+      let profile;
+      if (cpuProfDir && fs.existsSync(cpuProfDir)) {
+        const dest = path.join(REPO_ROOT, 'bench-results', 'profiles');
+        fs.mkdirSync(dest, { recursive: true });
+        const lines = [];
+        for (const f of fs.readdirSync(cpuProfDir).filter((x) => x.endsWith('.cpuprofile'))) {
+          const s = summarizeProfile(path.join(cpuProfDir, f));
+          if (s.busyMs < 200) continue; // the cluster primary, which only hands out connections
+          const target = path.join(dest, `${kind}-${phase}-${f}`);
+          fs.copyFileSync(path.join(cpuProfDir, f), target);
+          /** @type {any} */ (extra.profiles)[`${kind}-${phase}-${f}`] = s;
+          lines.push(`[${kind}] ${phase}: CPU profile ${path.relative(REPO_ROOT, target)}\n${renderProfile(s)}`);
+        }
+        profile = lines.join('\n');
+      }
+      return { value, log: logSummary(logFile), profile };
+    };
+
+    /** @param {Row} row @param {ReturnType<typeof logSummary>} log @param {string | undefined} profile */
+    const finish = (row, log, profile) => {
+      if (log.error || log.warn) row.notes.push(`server logged ${log.error} error(s), ${log.warn} warning(s): ${log.messages.map((x) => `${x.message} ×${x.count}`).join('; ')}`);
+      if (log.error) row.valid = false;
+      if (profile) console.log(profile);
+      checkTargets(row);
+      rows.push(row);
+      console.log(`[${kind}] ${row.route}: ${row.rps} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, non-2xx ${row.non2xx}${row.verify ? `; ${row.verify.text}` : ''}`);
+    };
+
+    // 2. The click route, on the design's sample link (one hot link: the worst case for the
+    //    link and enrollment counter rows).
+    if (opts.routes.includes('click')) {
+      console.log(`[${kind}] click run...`);
+      const before = await writeCounts(db.knex);
+      const { value, log, profile } = await withServer('click', true, (server) => measured(server, (s) => clickLoad(server.url, s), opts.warmup, opts.duration));
+      const after = await writeCounts(db.knex);
+      const { warm, result, cpu } = value;
+      const row = makeRow(kind, 'click', result, cpu);
+      row.ratioToBare = round(result.rps / bareRps[result.tool], 3);
+      row.notes.push(...warmNote(warm));
+      // Every acknowledged click must be committed. Requests in flight when the load generator
+      // stopped may also have been committed, at most one per connection per run.
+      const acked = result.ok + (warm?.ok ?? 0);
+      const slack = (warm ? 2 : 1) * opts.connections;
+      const events = after.clickEvents - before.clickEvents;
+      const customers = after.customers - before.customers;
+      const counters = after.linkClicks - before.linkClicks;
+      const ok = events >= acked && events <= acked + slack && customers === events && counters === events;
+      row.verify = { ok, text: `click_events +${events} for ${acked} acknowledged clicks (≤ ${slack} more may be in flight at the cut-off); customers +${customers}; referral_links.clicks +${counters}` };
+      if (!ok) row.valid = false;
+      finish(row, log, profile);
+    }
+
+    if (!opts.routes.includes('lead') && !opts.routes.includes('sale')) continue;
+
+    // 3. Click ids for the lead run, made by real clicks spread over every program's link (a sale
+    //    key must match its customer's program, and sales rotate over all programs' keys). Not a
+    //    measured run: the figures are only printed.
+    console.log(`[${kind}] preparing ${opts.leadPool} click ids over ${opts.programs} programs' links (autocannon, reads every answer)...`);
+    /** @type {Array<{ clickId: string, program: number }>} */
+    const ids = [];
+    let linkCursor = 0;
+    const prep = await withServer('prepare-clicks', false, (server) =>
+      runAutocannon({
+        url: server.url,
+        connections: opts.connections,
+        duration: 3600,
+        maxRequests: opts.leadPool,
+        build: () => {
+          const p = (linkCursor++ % opts.programs) + 1;
+          const domain = programDomain(p);
+          return {
+            path: CLICK_PATH,
+            headers: CLICK_HEADERS,
+            body: JSON.stringify({ affiliate_url: `https://${domain}/?aff=${programLink(p)}`, page_url: `https://${domain}/`, session_id: `s${linkCursor}` }),
+            tag: p,
+          };
+        },
+        onAnswer: (p, status, body) => {
+          if (status === 200) ids.push({ clickId: JSON.parse(body).click_id, program: /** @type {number} */ (p) });
+        },
+      }),
+    );
+    console.log(`[${kind}] prepared ${ids.length} click ids in ${prep.value.durationS} s (${prep.value.rps} req/s over ${opts.programs} links, p99 ${prep.value.p99Ms} ms, non-2xx ${prep.value.non2xx})`);
+    if (prep.value.non2xx || prep.log.error) console.log(`[${kind}] WARNING: preparing clicks had ${prep.value.non2xx} non-2xx ${JSON.stringify(prep.value.statusCodes)}; server log: ${JSON.stringify(prep.log.messages)}`);
+
+    // 4. The lead run: each click id once (a second lead on a customer answers 400).
+    /** @type {Map<number, string[]>} program → customer keys with a lead */
+    const leaded = new Map();
+    let leadCursor = 0;
+    const leadLoad = (url, seconds) => {
+      const left = ids.length - leadCursor;
+      // autocannon shares the cap equally over connections; below one per connection it refuses.
+      if (left < opts.connections) throw new Error(`only ${left} unused click ids left for the lead run; raise --lead-pool`);
+      return runAutocannon({
+        url,
+        connections: opts.connections,
+        duration: seconds,
+        maxRequests: left,
+        build: () => {
+          const i = leadCursor++;
+          const { clickId, program } = ids[i];
+          return {
+            path: LEAD_PATH,
+            headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${programKey(program)}` },
+            body: JSON.stringify({ click_id: clickId, customer_key: `u${i}` }),
+            tag: i,
+          };
+        },
+        onAnswer: (i, status) => {
+          if (status !== 200) return;
+          const { program } = ids[/** @type {number} */ (i)];
+          if (!leaded.has(program)) leaded.set(program, []);
+          /** @type {string[]} */ (leaded.get(program)).push(`u${i}`);
+        },
+      });
+    };
+    if (opts.routes.includes('lead') || opts.routes.includes('sale')) {
+      console.log(`[${kind}] lead run...`);
+      const before = await writeCounts(db.knex);
+      const { value, log, profile } = await withServer('lead', true, (server) => measured(server, (s) => leadLoad(server.url, s), opts.warmup, opts.duration));
+      const after = await writeCounts(db.knex);
+      const { warm, result, cpu } = value;
+      const row = makeRow(kind, 'lead', result, cpu);
+      row.notes.push(...warmNote(warm));
+      if (result.durationS < opts.duration - 0.5) row.notes.push(`run ended after ${result.durationS} s: the ${ids.length} prepared click ids were used up (rate over ${Math.round(ids.length / (opts.duration + opts.warmup))}/s); raise --lead-pool for a full-length run`);
+      const acked = result.ok + (warm?.ok ?? 0);
+      const slack = result.sent - result.requests + (warm ? warm.sent - warm.requests : 0);
+      const leads = after.leadEvents - before.leadEvents;
+      const moved = after.leadCustomers - before.leadCustomers;
+      const ok = leads >= acked && leads <= acked + slack && moved === leads;
+      row.verify = { ok, text: `lead_events +${leads} for ${acked} acknowledged leads (${slack} unanswered at the cut-off); customers in status lead +${moved}` };
+      if (!ok) row.valid = false;
+      if (opts.routes.includes('lead')) finish(row, log, profile);
+    }
+
+    // 5. The sale run: customers that had a lead, keys rotated round-robin over the programs.
+    if (opts.routes.includes('sale')) {
+      const programs = [...leaded.keys()].sort((a, b) => a - b);
+      if (programs.length === 0) {
+        console.log(`[${kind}] sale run skipped: no customer reached status lead`);
+        continue;
+      }
+      const budget = programs.length * SALE_BUDGET_PER_KEY;
+      /** @type {Map<number, number>} */
+      const perKey = new Map();
+      let saleCursor = 0;
+      const saleLoad = (url, seconds) =>
+        runAutocannon({
+          url,
+          connections: opts.connections,
+          duration: seconds,
+          maxRequests: Math.max(opts.connections, budget - saleCursor),
+          build: () => {
+            const i = saleCursor++;
+            const program = programs[i % programs.length];
+            const keys = /** @type {string[]} */ (leaded.get(program));
+            perKey.set(program, (perKey.get(program) ?? 0) + 1);
+            return {
+              path: SALE_PATH,
+              headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${programKey(program)}` },
+              body: JSON.stringify({ transaction_id: `txn_${runId}_${kind}_${i}`, amount_cents: 1999, customer_key: keys[Math.floor(i / programs.length) % keys.length] }),
+            };
+          },
+        });
+      console.log(`[${kind}] sale run (${programs.length} keys in rotation)...`);
+      const before = await writeCounts(db.knex);
+      const { value, log, profile } = await withServer('sale', true, (server) => measured(server, (s) => saleLoad(server.url, s), opts.warmup, opts.duration));
+      const after = await writeCounts(db.knex);
+      const { warm, result, cpu } = value;
+      const row = makeRow(kind, 'sale', result, cpu);
+      row.notes.push(...warmNote(warm));
+      const maxPerKey = Math.max(...perKey.values());
+      row.notes.push(`${perKey.size} keys rotated, at most ${maxPerKey} sale requests on one key (limit 120/min)`);
+      if (result.durationS < opts.duration - 0.5) row.notes.push(`run ended after ${result.durationS} s: the keys' rate budget (${budget} requests) was used up`);
+      const acked = result.ok + (warm?.ok ?? 0);
+      const slack = result.sent - result.requests + (warm ? warm.sent - warm.requests : 0);
+      const sales = after.saleEvents - before.saleEvents;
+      const commissions = after.commissions - before.commissions;
+      const fees = after.platformFees - before.platformFees;
+      const ok = sales >= acked && sales <= acked + slack && commissions === sales && fees === sales;
+      row.verify = { ok, text: `sale_events +${sales} for ${acked} acknowledged sales (${slack} unanswered at the cut-off); commissions +${commissions}; platform_fees +${fees}` };
+      if (!ok) row.valid = false;
+      finish(row, log, profile);
+    }
+  }
+
+  for (const r of rows) if (r.db === 'bare') r.targets = [];
+  console.log('\n=== Results ===');
+  console.log(renderTable(rows));
+  console.log('\nx bare: click req/s over the bare node:http server\'s req/s with the same load generator. CPU ms/req: server process CPU per answer.');
+  const invalid = renderInvalid(rows);
+  if (invalid) console.log(`\n${invalid}`);
+  console.log('\n=== Targets ===');
+  console.log(renderTargets(rows));
+  console.log('\n=== Checks ===');
+  console.log(renderChecks(rows));
+  const file = writeResult(REPO_ROOT, {
+    runId,
+    at: new Date(started).toISOString(),
+    elapsedS: Math.round((Date.now() - started) / 1000),
+    machine: m,
+    options: { ...opts, loadgenClick: tool, loadgenLeadSale: 'autocannon' },
+    notes: [
+      'Every request carries a distinct random X-Forwarded-For (server started with TRUST_PROXY=1).',
+      `Sale requests rotate over ${opts.programs} programs' keys so that no key exceeds its 120/min budget.`,
+      'Each measured run uses a fresh server process.',
+    ],
+    rows,
+    ...extra,
+  });
+  console.log(`\nwritten ${path.relative(process.cwd(), file) || file}`);
+  return rows.every((r) => r.valid) ? 0 : 1;
+}
+
+main()
+  .then(async (code) => {
+    await cleanup();
+    process.exit(code);
+  })
+  .catch(async (err) => {
+    console.error(`bench: ${err.stack ?? err}`);
+    await cleanup();
+    process.exit(2);
+  });

@@ -1,0 +1,82 @@
+/** Program rows as the API shows them (2.1): the key only as `api_token_masked`. */
+import type { Knex } from 'knex';
+import type { CommissionType, LeadAuth, Program } from '@reftrack/contract';
+import { maskKey } from '../auth/secret-hash.js';
+import { newProgramKey } from '../domain/ids.js';
+import { sha256Hex } from '../auth/secret-hash.js';
+
+export interface ProgramView extends Program {
+  advertiser_id: number | null;
+  key_rotation: { marked_at: string; rotate_by: string } | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const iso = (ms: unknown): string => new Date(Number(ms)).toISOString();
+
+export function programQuery(db: Knex) {
+  return db('programs as p')
+    .leftJoin('program_keys as k', 'k.program_id', 'p.id')
+    .select(
+      'p.id', 'p.workspace_id', 'p.name', 'p.domain', 'p.commission_type', 'p.commission_rate', 'p.attribution_window_days', 'p.lead_auth',
+      'p.created_at', 'p.updated_at', 'k.key_last4', 'k.rotation_marked_at', 'k.rotation_deadline',
+    );
+}
+
+export function toProgramView(row: Record<string, unknown>): ProgramView {
+  return {
+    id: Number(row.id),
+    advertiser_id: row.workspace_id == null ? null : Number(row.workspace_id),
+    name: row.name as string,
+    domain: row.domain as string,
+    commission_type: row.commission_type as CommissionType,
+    commission_rate: Number(row.commission_rate),
+    attribution_window_days: Number(row.attribution_window_days),
+    lead_auth: row.lead_auth as LeadAuth,
+    api_token_masked: maskKey(row.key_last4 as string | null),
+    key_rotation: row.rotation_deadline == null ? null : { marked_at: iso(row.rotation_marked_at ?? row.rotation_deadline), rotate_by: iso(row.rotation_deadline) },
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export async function readProgram(db: Knex, id: number): Promise<ProgramView | undefined> {
+  const row = await programQuery(db).where('p.id', id).first();
+  return row ? toProgramView(row) : undefined;
+}
+
+export interface NewProgram {
+  name: string;
+  domain: string;
+  commission_type: CommissionType;
+  commission_rate: number;
+  attribution_window_days?: number;
+  lead_auth?: LeadAuth;
+}
+
+/**
+ * Creates a program with its key (2.2: one key, created with the program). Creation does not
+ * reveal the key (5.1): its plain text is dropped here; an owner generates a fresh one to use it.
+ */
+export async function createProgram(db: Knex, workspaceId: number, input: NewProgram, now: number): Promise<ProgramView> {
+  const id = await db.transaction(async (trx) => {
+    const [row] = await trx('programs')
+      .insert({
+        workspace_id: workspaceId,
+        name: input.name,
+        domain: input.domain,
+        commission_type: input.commission_type,
+        commission_rate: input.commission_rate,
+        attribution_window_days: input.attribution_window_days ?? 60,
+        lead_auth: input.lead_auth ?? 'server_required',
+        created_at: now,
+        updated_at: now,
+      })
+      .returning('id');
+    const programId = Number(row.id ?? row);
+    const unrevealed = newProgramKey();
+    await trx('program_keys').insert({ program_id: programId, key_hash: sha256Hex(unrevealed), key_last4: unrevealed.slice(-4), created_at: now });
+    return programId;
+  });
+  return (await readProgram(db, id))!;
+}

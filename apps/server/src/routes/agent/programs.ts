@@ -1,0 +1,40 @@
+/** /api/agent/v1/programs — read and update programs of the agent key's workspace (4.8, 5.6). */
+import type { Context } from 'koa';
+import { ERRORS } from '@reftrack/contract';
+import { fail } from '../../http/api-error.js';
+import { readBody } from '../../http/input.js';
+import type { AppDeps } from '../../deps.js';
+import { parseId } from '../../auth/workspace-access.js';
+import { programQuery, readProgram, toProgramView } from '../../db/programs.js';
+import { parseProgramUpdate } from '../../domain/program-input.js';
+
+/** A program of another workspace answers 404, like a missing one. */
+async function ownProgram(deps: AppDeps, ctx: Context): Promise<number> {
+  const id = parseId(ctx.params.id);
+  const row = await deps.db('programs').where({ id, workspace_id: ctx.state.agent!.workspaceId }).first('id');
+  if (!row) fail(ERRORS.programNotFound);
+  return id;
+}
+
+export function agentListPrograms(deps: AppDeps) {
+  return async function handleList(ctx: Context): Promise<void> {
+    const rows = await programQuery(deps.db).where('p.workspace_id', ctx.state.agent!.workspaceId).orderBy('p.id');
+    ctx.body = { success: true, data: rows.map(toProgramView) };
+  };
+}
+
+export function agentGetProgram(deps: AppDeps) {
+  return async function handleGet(ctx: Context): Promise<void> {
+    ctx.body = { success: true, data: await readProgram(deps.db, await ownProgram(deps, ctx)) };
+  };
+}
+
+export function agentUpdateProgram(deps: AppDeps) {
+  return async function handleUpdate(ctx: Context): Promise<void> {
+    const id = await ownProgram(deps, ctx);
+    const update = parseProgramUpdate(readBody(ctx));
+    await deps.db('programs').where({ id }).update({ ...update, updated_at: deps.now() });
+    deps.links.invalidate();
+    ctx.body = { success: true, data: await readProgram(deps.db, id) };
+  };
+}
