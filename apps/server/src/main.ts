@@ -121,7 +121,7 @@ program
   .action((opts: { email: string; name?: string }) =>
     withDb(async (db, config) => {
       if (config.oidcIssuer) throw new ConfigError('dev-token is unavailable while OIDC_ISSUER is set: sign in through your identity provider');
-      console.log(await signDevToken(db, config, opts.email, opts.name));
+      console.log(await signDevToken(db, opts.email, opts.name));
     }),
   );
 const accounts = program.command('accounts').description('account operations');

@@ -81,6 +81,33 @@ describe(`[${dbKind}] reftrack-server operator command`, () => {
     expect(missing.stderr).toContain('program 999 not found');
   });
 
+  it('dev-token prints an id_token the running server accepts', async () => {
+    const out = await operator('dev-token', '--email', 'owner@acme.test');
+    expect(out.code).toBe(0);
+    const res = await s.post('/api/dashboard/session', { id_token: out.stdout.trim() });
+    expect(res.status).toBe(200);
+    expect(res.body.data.account.email).toBe('owner@acme.test');
+  });
+
+  it('accounts suspend refuses sign-in at once; restore allows it again', async () => {
+    expect((await operator('accounts', 'suspend', '--email', 'owner@acme.test')).code).toBe(0);
+    const token = (await operator('dev-token', '--email', 'owner@acme.test')).stdout.trim();
+    expect((await s.post('/api/dashboard/session', { id_token: token })).body.error.details).toEqual({ code: 'ACCOUNT_BLOCKED' });
+    expect((await operator('accounts', 'restore', '--email', 'owner@acme.test')).code).toBe(0);
+    expect((await s.post('/api/dashboard/session', { id_token: token })).status).toBe(200);
+    expect((await operator('accounts', 'suspend', '--email', 'nobody@x.test')).code).toBe(2);
+  });
+
+  it('agent-keys create prints an agt_ key once, scoped to the workspace', async () => {
+    const out = await operator('agent-keys', 'create', '--workspace', '1', '--scopes', 'programs:read');
+    const key = out.stdout.trim();
+    expect(key).toMatch(/^agt_[0-9A-Za-z]{32,}$/);
+    expect((await s.get('/api/agent/v1/programs', bearer(key))).status).toBe(200);
+    const bad = await operator('agent-keys', 'create', '--workspace', '1', '--scopes', 'everything');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown: everything');
+  });
+
   it('an invalid DATABASE_URL stops with one clear line', async () => {
     const { stderr, code } = await run(process.execPath, [MAIN, 'migrate'], { env: { ...process.env, DATABASE_URL: 'mysql://x' } }).then(
       (r) => ({ ...r, code: 0 }),

@@ -22,7 +22,8 @@ export interface IdentityProvider {
 
 export const DEV_AUDIENCE = 'reftrack';
 const DEV_TOKEN_MINUTES = 10;
-const devIssuer = (config: Config) => `${config.publicBaseUrl}/dev-idp`;
+// Fixed, so that a token printed by `reftrack-server dev-token` is accepted whatever PUBLIC_BASE_URL each process has.
+const DEV_ISSUER = 'urn:reftrack:dev-idp';
 
 async function devSecret(db: Knex): Promise<Uint8Array> {
   await db('server_settings')
@@ -33,10 +34,10 @@ async function devSecret(db: Knex): Promise<Uint8Array> {
   return Buffer.from(row.value, 'base64');
 }
 
-export async function signDevToken(db: Knex, config: Config, email: string, name?: string): Promise<string> {
+export async function signDevToken(db: Knex, email: string, name?: string): Promise<string> {
   return new SignJWT({ email: email.toLowerCase(), email_verified: true, ...(name ? { name } : {}) })
     .setProtectedHeader({ alg: 'HS256' })
-    .setIssuer(devIssuer(config))
+    .setIssuer(DEV_ISSUER)
     .setAudience(DEV_AUDIENCE)
     .setSubject(email.toLowerCase())
     .setIssuedAt()
@@ -79,7 +80,7 @@ export function createIdentityProvider(config: Config, db: Knex): IdentityProvid
     kind: 'development',
     async verify(idToken) {
       try {
-        const { payload } = await jwtVerify(idToken, await devSecret(db), { issuer: devIssuer(config), audience: DEV_AUDIENCE, algorithms: ['HS256'] });
+        const { payload } = await jwtVerify(idToken, await devSecret(db), { issuer: DEV_ISSUER, audience: DEV_AUDIENCE, algorithms: ['HS256'] });
         return identityOf(payload);
       } catch {
         return undefined;

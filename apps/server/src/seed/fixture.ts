@@ -24,7 +24,8 @@ export interface Fixture {
     lead_auth?: string;
     api_key?: string;
   }>;
-  partners?: Array<{ id: number; name: string; email?: string; code: string }>;
+  /** `workspace` defaults to the workspace of the partner's first enrolled program. */
+  partners?: Array<{ id: number; name: string; email?: string; code: string; workspace?: number }>;
   enrollments?: Array<{ partner: number; program: number }>;
   links?: Array<{ short_link: string; partner?: number | null; program?: number | null; active?: boolean }>;
 }
@@ -85,7 +86,9 @@ export async function loadFixture(db: Db, fixture: Fixture, now = Date.now()): P
       }
     }
     for (const p of fixture.partners ?? []) {
-      await upsert(trx, 'partners', ['id'], { id: p.id, name: p.name, email: p.email ?? null, code: p.code, created_at: now });
+      const firstProgram = (fixture.enrollments ?? []).find((e) => e.partner === p.id)?.program;
+      const workspace = p.workspace ?? (fixture.programs ?? []).find((pr) => pr.id === firstProgram)?.workspace ?? null;
+      await upsert(trx, 'partners', ['id'], { id: p.id, name: p.name, email: p.email ?? null, code: p.code, workspace_id: workspace, created_at: now });
     }
     for (const e of fixture.enrollments ?? []) {
       await upsert(trx, 'partner_programs', ['partner_id', 'program_id'], { partner_id: e.partner, program_id: e.program, created_at: now });

@@ -18,7 +18,7 @@ export function devToken(deps: AppDeps) {
     const email = str(readBody(ctx).email)?.toLowerCase();
     if (!email || !EMAIL.test(email)) fail(ERRORS.partnerEmailInvalid);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { success: true, data: { id_token: await signDevToken(deps.db, deps.config, email) } };
+    ctx.body = { success: true, data: { id_token: await signDevToken(deps.db, email) } };
   };
 }
 
