@@ -29,6 +29,12 @@ import { connectPayments, disconnectPayments, getPayments } from './routes/dashb
 import { trackingEvents } from './routes/tracking/events.js';
 import { agentGetProgram, agentListPrograms, agentUpdateProgram } from './routes/agent/programs.js';
 import { devSignInPage, devToken } from './routes/dev-idp/sign-in.js';
+import { authCallback, authPoll, authStart } from './routes/cli/auth-session.js';
+import { cliInit, cliPrograms } from './routes/cli/programs.js';
+import { cliStatus } from './routes/cli/status.js';
+import { cliTestEvent } from './routes/cli/test-event.js';
+import { stripeConnectRetired } from './routes/cli/retired.js';
+import { cliLoginPage, cliLoginReturnPage } from './routes/cli/login-page.js';
 
 /** Route-level facts the error renderer needs, set before anything can fail. */
 function routeMeta(meta: Partial<RequestState> & { failure: ErrorSpec }): Middleware {
@@ -92,6 +98,20 @@ export function createApp(deps: AppDeps): Koa {
   router.get(ROUTES.trackingEvents.path, routeMeta({ failure: ERRORS.eventsFailed }), rateLimit(limiters, 'dashboard'), session, trackingEvents(deps));
   router.get('/dev-idp/sign-in', devSignInPage(deps));
   router.post('/dev-idp/token', ...dash, devToken(deps));
+
+  // CLI (4.7, 7.6): 500s carry the request id in the message and in details.request_id.
+  const cli = (failure: ErrorSpec, extra: Partial<RequestState> = {}) => [routeMeta({ failure, requestIdInDetails: true, ...extra }), rateLimit(limiters, 'cli'), body] as const;
+  router.post(ROUTES.cliAuthStart.path, ...cli(ERRORS.cliAuthStartFailed), authStart(deps));
+  router.post(ROUTES.cliAuthCallback.path, ...cli(ERRORS.cliCallbackFailed), authCallback(deps));
+  router.get(ROUTES.cliAuthPoll.path, ...cli(ERRORS.cliPollFailed), authPoll(deps));
+  router.post(ROUTES.cliInit.path, ...cli(ERRORS.cliInitFailed), cliInit(deps));
+  router.get(ROUTES.cliPrograms.path, ...cli(ERRORS.cliProgramsFailed), cliPrograms(deps));
+  // 4: GET /status answers 200, 401 and 429 without X-Request-ID.
+  router.get(ROUTES.cliStatus.path, ...cli(ERRORS.cliStatusFailed, { omitRequestIdOn: [200, 401, 429] }), cliStatus(deps));
+  router.post(ROUTES.cliTestEvent.path, ...cli(ERRORS.cliTestEventFailed), cliTestEvent(deps));
+  router.post(ROUTES.cliStripeConnect.path, ...cli(ERRORS.internal), stripeConnectRetired);
+  router.get('/cli/login', cliLoginPage(deps));
+  router.get('/cli/login/return', cliLoginReturnPage);
 
   // Agent API (5.6): agent keys with scopes.
   const agent = [routeMeta({ failure: ERRORS.internal }), rateLimit(limiters, 'agent'), body] as const;

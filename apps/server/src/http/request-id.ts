@@ -12,4 +12,5 @@ export async function requestId(ctx: Context, next: Next): Promise<void> {
   (ctx.state as RequestState).requestId = id;
   ctx.set(HEADERS.requestId, id);
   await next();
+  if ((ctx.state as RequestState).omitRequestIdOn?.includes(ctx.status)) ctx.remove(HEADERS.requestId);
 }

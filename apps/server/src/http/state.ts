@@ -14,6 +14,8 @@ export interface RequestState {
   requestIdInDetails?: boolean;
   /** The program key that authenticated this request, for rotation headers and warnings (5.5). */
   programKey?: KeyContext;
+  /** Statuses whose response leaves out X-Request-ID (spec 4: GET /api/v1/cli/status 200, 401, 429). */
+  omitRequestIdOn?: number[];
   rawBody?: Buffer;
   /** Set when the body is not a JSON object; thrown by `readBody`. */
   bodyError?: Error;

@@ -34,7 +34,7 @@ export function listLinks(deps: AppDeps) {
   return async function handleList(ctx: Context): Promise<void> {
     const programId = parseId(ctx.params.id);
     await programWithRole(deps.db, ctx.state.account!.accountId, programId, 'partners:read');
-    const rows = await linkQuery(deps).where('l.program_id', programId).orderBy('l.id');
+    const rows = await linkQuery(deps).where({ 'l.program_id': programId, 'l.is_test': false }).orderBy('l.id');
     ctx.body = { success: true, data: rows.map(linkView) };
   };
 }

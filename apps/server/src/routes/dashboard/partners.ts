@@ -17,7 +17,7 @@ export function listPartners(deps: AppDeps) {
     await programWithRole(deps.db, ctx.state.account!.accountId, programId, 'partners:read');
     const rows = await deps.db('partner_programs as pp')
       .join('partners as pa', 'pa.id', 'pp.partner_id')
-      .where('pp.program_id', programId)
+      .where({ 'pp.program_id': programId, 'pa.is_test': false })
       .orderBy('pa.id')
       .select('pa.id', 'pa.name', 'pa.email', 'pa.code', 'pp.clicks', 'pp.leads', 'pp.sales', 'pp.revenue_cents', 'pp.last_clicked_at');
     ctx.body = {

@@ -1,4 +1,5 @@
 /** POST /api/v1/track/click — spec 4.1, 3.1, 3.3, 7.3. The hot path: reads cached, writes group-committed. */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import { ERRORS, type ClickResponse, type TestClickResponse } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
@@ -12,8 +13,16 @@ import type { ResolvedLink } from '../../db/link-cache.js';
 
 const URL_MAX = 2048;
 
+export type ClickLink = ResolvedLink & { partnerId: number; programId: number; partnerCode: string };
+
+/** What the click derives from the HTTP request besides the body (geo, user agent). */
+export interface ClickOrigin {
+  ip: string;
+  headers: IncomingHttpHeaders;
+}
+
 /** Rule 1: the `aff` value of `affiliate_url`, resolved to an active, complete referral link. */
-async function resolveLink(deps: AppDeps, affiliateUrl: unknown): Promise<ResolvedLink & { partnerId: number; programId: number; partnerCode: string }> {
+export async function resolveLink(deps: AppDeps, affiliateUrl: unknown): Promise<ClickLink> {
   if (affiliateUrl === undefined || affiliateUrl === null || affiliateUrl === '') fail(ERRORS.clickAffiliateUrlRequired);
   let url: URL;
   try {
@@ -28,11 +37,12 @@ async function resolveLink(deps: AppDeps, affiliateUrl: unknown): Promise<Resolv
   if (!link) fail(ERRORS.clickLinkNotFound);
   if (link.partnerId === null || link.programId === null || link.partnerCode === null) fail(ERRORS.clickInvalidLinkConfig);
   if (!link.active) fail(ERRORS.clickLinkDisabled);
-  return link as ResolvedLink & { partnerId: number; programId: number; partnerCode: string };
+  return link as ClickLink;
 }
 
-function clickEventRow(ctx: Context, deps: AppDeps, body: Record<string, unknown>, now: number) {
-  const userAgent = text(body.user_agent, 1024) ?? (ctx.get('user-agent') || null);
+function clickEventRow(origin: ClickOrigin, deps: AppDeps, body: Record<string, unknown>, now: number) {
+  const header = origin.headers['user-agent'];
+  const userAgent = text(body.user_agent, 1024) ?? (typeof header === 'string' && header ? header : null);
   return {
     session_id: text(body.session_id, 255),
     page_url: text(body.page_url, URL_MAX),
@@ -43,7 +53,7 @@ function clickEventRow(ctx: Context, deps: AppDeps, body: Record<string, unknown
     language: text(body.language, 35),
     timezone: text(body.timezone, 64),
     user_agent: userAgent,
-    ...deps.geo.lookup(ctx.ip, ctx.req.headers),
+    ...deps.geo.lookup(origin.ip, origin.headers),
     ...parseUserAgent(userAgent ?? undefined),
     click_timestamp: now,
     created_at: now,
@@ -51,7 +61,7 @@ function clickEventRow(ctx: Context, deps: AppDeps, body: Record<string, unknown
 }
 
 /** Rule 3: a test click with a key must name the key's own program. */
-async function testClick(ctx: Context, deps: AppDeps, body: Record<string, unknown>, link: ResolvedLink & { programId: number }, requested?: number): Promise<TestClickResponse> {
+async function testClick(ctx: Context, deps: AppDeps, body: Record<string, unknown>, link: ClickLink, requested?: number): Promise<TestClickResponse> {
   const programId = requested ?? link.programId;
   const token = bearerToken(ctx.get('authorization'));
   if (token) {
@@ -63,7 +73,7 @@ async function testClick(ctx: Context, deps: AppDeps, body: Record<string, unkno
   if (!exists) fail(ERRORS.clickInvalidLinkConfig);
   const [row] = await deps.db('click_events')
     .insert({
-      ...clickEventRow(ctx, deps, body, now),
+      ...clickEventRow(originOf(ctx), deps, body, now),
       program_id: programId,
       link_id: link.id,
       partner_id: link.partnerId,
@@ -74,36 +84,44 @@ async function testClick(ctx: Context, deps: AppDeps, body: Record<string, unkno
   return { success: true, message: 'Test click recorded', data: { eventId: Number(row.id ?? row), programId, test_mode: true } };
 }
 
+const originOf = (ctx: Context): ClickOrigin => ({ ip: ctx.ip, headers: ctx.req.headers });
+
+/**
+ * Rules 2 and 3.1: records a click for a resolved link and answers its click id. Real clicks are
+ * group-committed with their counters; a `test` click (synthetic chains) writes a test-flagged
+ * customer and event at once and touches no counter.
+ */
+export async function recordClick(deps: AppDeps, origin: ClickOrigin, body: Record<string, unknown>, link: ClickLink, test = false): Promise<ClickResponse> {
+  const now = deps.now();
+  const existingClickId = str(body.existing_click_id);
+  let clickId: string | undefined;
+  if (existingClickId && existingClickId.length <= 64) {
+    // First-click attribution (3.1): an existing customer of this program keeps its click id and partner.
+    const existing = await deps.db('customers').where({ click_id: existingClickId, program_id: link.programId, is_test: test }).first('click_id');
+    clickId = existing?.click_id;
+  }
+  const id = clickId ?? newClickId();
+  const customer =
+    clickId === undefined
+      ? { click_id: id, program_id: link.programId, partner_id: link.partnerId, link_id: link.id, status: 'click', is_test: test, click_at: now, created_at: now }
+      : undefined;
+  const event = { ...clickEventRow(origin, deps, body, now), program_id: link.programId, link_id: link.id, partner_id: link.partnerId, click_id: id, is_test: test };
+  if (test) {
+    await deps.db.transaction(async (trx) => {
+      if (customer) await trx('customers').insert(customer);
+      await trx('click_events').insert(event);
+    });
+  } else {
+    await deps.clicks.submit({ customer, event, linkId: link.id, partnerId: link.partnerId, programId: link.programId, at: now });
+  }
+  return { success: true, click_id: id, partner_code: link.partnerCode, cookie_window_days: link.attributionWindowDays };
+}
+
 export function trackClick(deps: AppDeps) {
   return async function handleClick(ctx: Context): Promise<void> {
     const body = readBody(ctx);
     const link = await resolveLink(deps, body.affiliate_url);
     const test = testModeOf(body);
-    if (test.testMode) {
-      ctx.body = await testClick(ctx, deps, body, link, test.programId);
-      return;
-    }
-    const now = deps.now();
-    const existingClickId = str(body.existing_click_id);
-    let clickId: string | undefined;
-    if (existingClickId && existingClickId.length <= 64) {
-      // First-click attribution (3.1): an existing customer of this program keeps its click id and partner.
-      const existing = await deps.db('customers').where({ click_id: existingClickId, program_id: link.programId, is_test: false }).first('click_id');
-      clickId = existing?.click_id;
-    }
-    const isNew = clickId === undefined;
-    const id = clickId ?? newClickId();
-    await deps.clicks.submit({
-      customer: isNew
-        ? { click_id: id, program_id: link.programId, partner_id: link.partnerId, link_id: link.id, status: 'click', is_test: false, click_at: now, created_at: now }
-        : undefined,
-      event: { ...clickEventRow(ctx, deps, body, now), program_id: link.programId, link_id: link.id, partner_id: link.partnerId, click_id: id, is_test: false },
-      linkId: link.id,
-      partnerId: link.partnerId,
-      programId: link.programId,
-      at: now,
-    });
-    const response: ClickResponse = { success: true, click_id: id, partner_code: link.partnerCode, cookie_window_days: link.attributionWindowDays };
-    ctx.body = response;
+    ctx.body = test.testMode ? await testClick(ctx, deps, body, link, test.programId) : await recordClick(deps, originOf(ctx), body, link);
   };
 }

@@ -11,7 +11,7 @@ import { findCustomer, type CustomerRecord } from '../../db/customers.js';
 // 4.2: a header that carries a token matching no program is the only 401 of this route.
 const LEAD_KEY_ERRORS = { malformed: ERRORS.leadInvalidToken, missing: ERRORS.leadInvalidToken, invalid: ERRORS.leadInvalidToken };
 
-interface LeadInput {
+export interface LeadInput {
   clickId?: string;
   customerKey?: string;
   email: string | null;
@@ -24,7 +24,7 @@ async function insertLead(trx: Knex.Transaction, row: Record<string, unknown>): 
   return Number(inserted.id ?? inserted);
 }
 
-async function testLead(trx: Knex.Transaction, input: LeadInput, programId: number, now: number): Promise<LeadResponse> {
+export async function testLead(trx: Knex.Transaction, input: LeadInput, programId: number, now: number): Promise<LeadResponse> {
   const leadId = await insertLead(trx, {
     program_id: programId,
     click_id: input.clickId ?? null,
@@ -43,9 +43,9 @@ async function testLead(trx: Knex.Transaction, input: LeadInput, programId: numb
 }
 
 /** The 3.1 transitions from `click` (and from a provisional lead). */
-async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input: LeadInput, mode: 'server' | 'browser', leadAuth: LeadAuth, now: number): Promise<LeadResponse> {
+async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input: LeadInput, mode: 'server' | 'browser', leadAuth: LeadAuth, now: number, test: boolean): Promise<LeadResponse> {
   if (customer.status !== 'click') fail(ERRORS.leadStatus, { status: customer.status });
-  const provisional = await trx('lead_events').where({ customer_id: customer.id, is_test: false, provisional: true }).first('id');
+  const provisional = await trx('lead_events').where({ customer_id: customer.id, is_test: test, provisional: true }).first('id');
   if (mode === 'browser' && leadAuth === 'server_required') {
     // Provisional: not settled, no user id saved, not counted or paid; repeating it records nothing.
     const leadId = provisional
@@ -58,7 +58,7 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
           page_url: input.pageUrl,
           provisional: true,
           source: 'browser',
-          is_test: false,
+          is_test: test,
           lead_timestamp: now,
           created_at: now,
         });
@@ -83,7 +83,7 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
       page_url: input.pageUrl,
       provisional: false,
       source: mode,
-      is_test: false,
+      is_test: test,
       lead_timestamp: now,
       settled_at: now,
       created_at: now,
@@ -94,10 +94,24 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
     .update({ status: 'lead', lead_at: leadAt, customer_key: customerKey, ...(input.email ? { email: input.email } : {}) });
   // A concurrent lead for the same customer won the race; answer as the 3.1 row for `lead` says.
   if (updated === 0) fail(ERRORS.leadStatus, { status: 'lead' });
-  if (customer.partnerId !== null) {
+  if (customer.partnerId !== null && !test) {
     await trx('partner_programs').where({ partner_id: customer.partnerId, program_id: customer.programId }).increment('leads', 1);
   }
   return { success: true, data: { click_id: customer.clickId, customer_status: 'lead', lead_id: leadId } };
+}
+
+/**
+ * The lead call after authentication and validation, in one transaction. `test` runs the same
+ * rules on the test-flagged customers of a synthetic chain, counting nothing.
+ */
+export function performLead(db: Knex, key: KeyContext | undefined, input: LeadInput, now: number, test = false): Promise<LeadResponse> {
+  return db.transaction(async (trx) => {
+    const customer = await findCustomer(trx, input, key?.programId, test);
+    if (!customer) fail(ERRORS.leadCustomerNotFound);
+    if (key && customer.programId !== key.programId) fail(ERRORS.leadWrongProgram);
+    const program = await trx('programs').where({ id: customer.programId }).first('lead_auth');
+    return recordLead(trx, customer, input, key ? 'server' : 'browser', (program?.lead_auth ?? 'server_required') as LeadAuth, now, test);
+  });
 }
 
 export function trackLead(deps: AppDeps) {
@@ -115,18 +129,14 @@ export function trackLead(deps: AppDeps) {
     const test = testModeOf(body);
     if (test.testMode && key && test.programId !== undefined && test.programId !== key.programId) fail(ERRORS.programIdMismatch);
     const now = deps.now();
-    ctx.body = await deps.db.transaction(async (trx) => {
-      if (test.testMode) {
+    if (test.testMode) {
+      ctx.body = await deps.db.transaction(async (trx) => {
         const programId = test.programId ?? key?.programId ?? (await findCustomer(trx, input))?.programId;
         if (programId === undefined || !(await trx('programs').where({ id: programId }).first('id'))) fail(ERRORS.leadCustomerNotFound);
         return testLead(trx, input, programId, now);
-      }
-      const customer = await findCustomer(trx, input, key?.programId);
-      if (!customer) fail(ERRORS.leadCustomerNotFound);
-      if (key && customer.programId !== key.programId) fail(ERRORS.leadWrongProgram);
-      const program = await trx('programs').where({ id: customer.programId }).first('lead_auth');
-      return recordLead(trx, customer, input, key ? 'server' : 'browser', (program?.lead_auth ?? 'server_required') as LeadAuth, now);
-    });
+      });
+      return;
+    }
+    ctx.body = await performLead(deps.db, key, input, now);
   };
 }
-

@@ -12,11 +12,11 @@ import { withinAttributionWindow } from '../../domain/attribution.js';
 import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from '../../domain/commission.js';
 import { parseSaleInput, type SaleInput } from './sale-input.js';
 
-type Outcome =
+export type Outcome =
   | { kind: 'recorded'; response: SaleResponse; partnerId: number | null; programId: number; amount: number }
   | { kind: 'partner_required' };
 
-class DuplicateSale extends Error {
+export class DuplicateSale extends Error {
   constructor(readonly transactionId: string) {
     super('duplicate transaction_id');
   }
@@ -57,7 +57,7 @@ async function insertSale(trx: Knex.Transaction, row: Record<string, unknown>): 
 }
 
 /** Rule 1: a test sale authenticates the key, stores a test-flagged sale and a log entry, no commission. */
-async function testSale(trx: Knex.Transaction, input: SaleInput, programId: number, now: number): Promise<Outcome> {
+export async function testSale(trx: Knex.Transaction, input: SaleInput, programId: number, now: number): Promise<Outcome> {
   let transactionId = input.transactionId;
   let saleId: number | undefined;
   for (let attempt = 0; saleId === undefined; attempt++) {
@@ -74,8 +74,12 @@ async function testSale(trx: Knex.Transaction, input: SaleInput, programId: numb
   return { kind: 'recorded', response: { success: true, data: { test_mode: true, sale_id: saleId, transaction_id: transactionId! } }, partnerId: null, programId, amount: 0 };
 }
 
-async function realSale(trx: Knex.Transaction, deps: AppDeps, input: SaleInput, programId: number, now: number): Promise<Outcome> {
-  const customer = await findCustomer(trx, { clickId: input.clickId, customerKey: input.customerKey }, programId);
+/**
+ * Rules 2-5 for a real sale. `test` (synthetic chains) runs the same attribution on test-flagged
+ * customers and stores a test-flagged sale without commission, fee or metrics.
+ */
+export async function realSale(trx: Knex.Transaction, deps: AppDeps, input: SaleInput, programId: number, now: number, test = false): Promise<Outcome> {
+  const customer = await findCustomer(trx, { clickId: input.clickId, customerKey: input.customerKey }, programId, test);
   if (!customer) fail(ERRORS.saleCustomerNotFound);
   if (customer.programId !== programId) fail(ERRORS.saleOtherProgram);
   if (customer.partnerId !== null) {
@@ -94,14 +98,14 @@ async function realSale(trx: Knex.Transaction, deps: AppDeps, input: SaleInput, 
     return { kind: 'recorded', response: { success: true, data: { attributed: false, reason: 'attribution_window_expired' } }, partnerId: null, programId, amount: 0 };
   }
   const transactionId = input.transactionId!;
-  const saleId = await insertSale(trx, saleRow(input, programId, transactionId, customer, now));
+  const saleId = await insertSale(trx, { ...saleRow(input, programId, transactionId, customer, now), is_test: test || input.testMode });
   // 7.5: the sale is stored before this refusal, so a resend answers 409.
   if (customer.partnerId === null) return { kind: 'partner_required' };
   await deps.faults.afterSaleInsert?.();
   const type = program.commission_type as CommissionType;
   let commissionId: number | null = null;
   let amount = 0;
-  if (paysThisSale(type, customer.convertedAt !== null)) {
+  if (!test && paysThisSale(type, customer.convertedAt !== null)) {
     amount = commissionAmount(type, Number(program.commission_rate), input.amountCents!, input.currency);
     const [c] = await trx('commissions')
       .insert({ sale_id: saleId, program_id: programId, partner_id: customer.partnerId, customer_id: customer.id, amount_cents: amount, currency: input.currency, status: 'pending', created_at: now, updated_at: now })
@@ -113,7 +117,7 @@ async function realSale(trx: Knex.Transaction, deps: AppDeps, input: SaleInput, 
   return {
     kind: 'recorded',
     response: { success: true, data: { attributed: true, sale_id: saleId, transaction_id: transactionId, commission_id: commissionId, commission_amount_cents: amount, currency: input.currency } },
-    partnerId: customer.partnerId,
+    partnerId: test ? null : customer.partnerId,
     programId,
     amount: input.amountCents!,
   };
