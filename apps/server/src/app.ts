@@ -14,6 +14,7 @@ import { trackClick } from './routes/track/click.js';
 import { trackLead } from './routes/track/lead.js';
 import { trackSale } from './routes/track/sale.js';
 import { trackRefund } from './routes/track/refund.js';
+import { stripeWebhook, STRIPE_WEBHOOK_BODY_LIMIT } from './routes/webhooks/stripe.js';
 import { readiness } from './routes/programs/readiness.js';
 import { errorsPage } from './routes/docs/errors-page.js';
 import { health } from './routes/health.js';
@@ -62,12 +63,13 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/tracker.js', trackerScript(false));
   router.get('/tracker/v1.js', trackerScript(true));
 
-  router.all(ROUTES.trackClick.path, openCors);
-  router.post(ROUTES.trackClick.path, routeMeta({ failure: ERRORS.clickFailed }), rateLimit(limiters, 'click'), body, trackClick(deps));
-  router.all(ROUTES.trackLead.path, openCors);
-  router.post(ROUTES.trackLead.path, routeMeta({ failure: ERRORS.leadFailed }), rateLimit(limiters, 'lead'), body, trackLead(deps));
+  router.options(ROUTES.trackClick.path, openCors);
+  router.post(ROUTES.trackClick.path, openCors, routeMeta({ failure: ERRORS.clickFailed }), rateLimit(limiters, 'click'), body, trackClick(deps));
+  router.options(ROUTES.trackLead.path, openCors);
+  router.post(ROUTES.trackLead.path, openCors, routeMeta({ failure: ERRORS.leadFailed }), rateLimit(limiters, 'lead'), body, trackLead(deps));
   router.post(ROUTES.trackSale.path, routeMeta({ failure: ERRORS.saleFailed, codeFromStatus: true }), rateLimit(limiters, 'saleRefund'), body, trackSale(deps));
   router.post(ROUTES.trackRefund.path, routeMeta({ failure: ERRORS.refundFailed, codeFromStatus: true }), rateLimit(limiters, 'saleRefund'), body, trackRefund(deps));
+  router.post(ROUTES.stripeWebhook.path, routeMeta({ failure: ERRORS.stripeWebhookFailed }), jsonBody(STRIPE_WEBHOOK_BODY_LIMIT), stripeWebhook(deps));
   router.get(
     ROUTES.readiness.path,
     routeMeta({ failure: ERRORS.readinessFailed, failureExtra: { retry_after_seconds: 10 } }),

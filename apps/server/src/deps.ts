@@ -7,6 +7,7 @@ import type { ClickBatcher } from './db/click-batcher.js';
 import type { LinkCache } from './db/link-cache.js';
 import type { GeoLookup } from './domain/geo.js';
 import type { IdentityProvider } from './auth/id-token.js';
+import type { Atomic } from './db/atomic.js';
 
 /** Test-only hooks that inject a failure at a named point; empty in production. */
 export interface Faults {
@@ -17,6 +18,8 @@ export interface Faults {
 export interface AppDeps {
   config: Config;
   db: Db;
+  /** Runs one request's writes atomically (group-committed on SQLite). */
+  atomic: Atomic;
   logger: Logger;
   now: () => number;
   limiters: RateLimiters;

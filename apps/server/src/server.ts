@@ -8,6 +8,7 @@ import { migrateLatest } from './db/migrate.js';
 import { createLogger, type Logger } from './logger.js';
 import { createRateLimiters } from './http/rate-limit.js';
 import { ClickBatcher } from './db/click-batcher.js';
+import { createAtomic } from './db/atomic.js';
 import { LinkCache } from './db/link-cache.js';
 import { createGeoLookup } from './domain/geo.js';
 import { createApp } from './app.js';
@@ -39,6 +40,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const deps: AppDeps = {
     config,
     db,
+    atomic: createAtomic(db),
     logger,
     now: options.now ?? Date.now,
     limiters: createRateLimiters(redis),

@@ -75,7 +75,7 @@ async function runChain(ctx: Context, deps: AppDeps, key: KeyContext): Promise<C
   if (steps[0].ok) {
     steps.push(
       await step('lead', async () => {
-        const res = await performLead(deps.db, key, { clickId, customerKey, email: null, sessionId: null, pageUrl: null }, deps.now(), true);
+        const res = await performLead(deps.atomic, key, { clickId, customerKey, email: null, sessionId: null, pageUrl: null }, deps.now(), true);
         return { lead_id: res.data.lead_id, customer_status: res.data.customer_status };
       }),
     );
@@ -84,7 +84,7 @@ async function runChain(ctx: Context, deps: AppDeps, key: KeyContext): Promise<C
     steps.push(
       await step('sale', async () => {
         const input = parseSaleInput({ transaction_id: `test_${chainId}`, amount_cents: 1000, currency: 'USD', customer_key: customerKey }, deps.now());
-        const outcome = await deps.db.transaction((trx) => realSale(trx, deps, input, key.programId, deps.now(), true));
+        const outcome = await deps.atomic((trx) => realSale(trx, deps, input, key.programId, deps.now(), true));
         if (outcome.kind !== 'recorded') fail(ERRORS.salePartnerRequired);
         return { ...outcome.response.data };
       }),

@@ -7,6 +7,7 @@ import { readBody, str, testModeOf, text } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
 import { authenticateProgramKey, type KeyContext } from '../../auth/program-key.js';
 import { findCustomer, type CustomerRecord } from '../../db/customers.js';
+import type { Atomic } from '../../db/atomic.js';
 
 // 4.2: a header that carries a token matching no program is the only 401 of this route.
 const LEAD_KEY_ERRORS = { malformed: ERRORS.leadInvalidToken, missing: ERRORS.leadInvalidToken, invalid: ERRORS.leadInvalidToken };
@@ -104,8 +105,8 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
  * The lead call after authentication and validation, in one transaction. `test` runs the same
  * rules on the test-flagged customers of a synthetic chain, counting nothing.
  */
-export function performLead(db: Knex, key: KeyContext | undefined, input: LeadInput, now: number, test = false): Promise<LeadResponse> {
-  return db.transaction(async (trx) => {
+export function performLead(atomic: Atomic, key: KeyContext | undefined, input: LeadInput, now: number, test = false): Promise<LeadResponse> {
+  return atomic(async (trx) => {
     const customer = await findCustomer(trx, input, key?.programId, test);
     if (!customer) fail(ERRORS.leadCustomerNotFound);
     if (key && customer.programId !== key.programId) fail(ERRORS.leadWrongProgram);
@@ -130,13 +131,13 @@ export function trackLead(deps: AppDeps) {
     if (test.testMode && key && test.programId !== undefined && test.programId !== key.programId) fail(ERRORS.programIdMismatch);
     const now = deps.now();
     if (test.testMode) {
-      ctx.body = await deps.db.transaction(async (trx) => {
+      ctx.body = await deps.atomic(async (trx) => {
         const programId = test.programId ?? key?.programId ?? (await findCustomer(trx, input))?.programId;
         if (programId === undefined || !(await trx('programs').where({ id: programId }).first('id'))) fail(ERRORS.leadCustomerNotFound);
         return testLead(trx, input, programId, now);
       });
       return;
     }
-    ctx.body = await performLead(deps.db, key, input, now);
+    ctx.body = await performLead(deps.atomic, key, input, now);
   };
 }

@@ -51,7 +51,7 @@ export function trackRefund(deps: AppDeps) {
     if (body.refund_reason !== undefined && body.refund_reason !== null && typeof body.refund_reason !== 'string') fail(ERRORS.refundRefundReason);
     const refundReason = typeof body.refund_reason === 'string' ? body.refund_reason.slice(0, 2000) : null;
     const now = deps.now();
-    const data = await deps.db.transaction(async (trx): Promise<RefundResponse['data']> => {
+    const data = await deps.atomic(async (trx): Promise<RefundResponse['data']> => {
       const sale = await trx('sale_events').where({ processor_event_id: transactionId, program_id: key.programId }).first('id', 'amount_cents');
       if (!sale) fail(ERRORS.refundNotFound);
       const earlier = await trx('refunds').where({ sale_id: sale.id, external_ref: API_REFUND_REF }).first('id', 'reason');

@@ -12,9 +12,7 @@ import { withinAttributionWindow } from '../../domain/attribution.js';
 import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from '../../domain/commission.js';
 import { parseSaleInput, type SaleInput } from './sale-input.js';
 
-export type Outcome =
-  | { kind: 'recorded'; response: SaleResponse; partnerId: number | null; programId: number; amount: number }
-  | { kind: 'partner_required' };
+export type Outcome = { kind: 'recorded'; response: SaleResponse } | { kind: 'partner_required' };
 
 export class DuplicateSale extends Error {
   constructor(readonly transactionId: string) {
@@ -71,7 +69,7 @@ export async function testSale(trx: Knex.Transaction, input: SaleInput, programI
     }
   }
   await trx('tracking_logs').insert({ program_id: programId, kind: 'sale', is_test: true, message: `Test sale ${transactionId}`, created_at: now });
-  return { kind: 'recorded', response: { success: true, data: { test_mode: true, sale_id: saleId, transaction_id: transactionId! } }, partnerId: null, programId, amount: 0 };
+  return { kind: 'recorded', response: { success: true, data: { test_mode: true, sale_id: saleId, transaction_id: transactionId! } } };
 }
 
 /**
@@ -95,7 +93,7 @@ export async function realSale(trx: Knex.Transaction, deps: AppDeps, input: Sale
     paymentAt: input.occurredAt,
   });
   if (!attributed) {
-    return { kind: 'recorded', response: { success: true, data: { attributed: false, reason: 'attribution_window_expired' } }, partnerId: null, programId, amount: 0 };
+    return { kind: 'recorded', response: { success: true, data: { attributed: false, reason: 'attribution_window_expired' } } };
   }
   const transactionId = input.transactionId!;
   const saleId = await insertSale(trx, { ...saleRow(input, programId, transactionId, customer, now), is_test: test || input.testMode });
@@ -114,13 +112,24 @@ export async function realSale(trx: Knex.Transaction, deps: AppDeps, input: Sale
     await trx('platform_fees').insert({ commission_id: commissionId, sale_id: saleId, program_id: programId, amount_cents: platformFee(amount), currency: input.currency, rate_bps: PLATFORM_FEE_BPS, status: 'pending', created_at: now });
   }
   if (customer.convertedAt === null) await trx('customers').where({ id: customer.id }).update({ converted_at: now });
+  if (!test) await updatePartnerMetrics(trx, deps, customer.partnerId, programId, input.amountCents!);
   return {
     kind: 'recorded',
-    response: { success: true, data: { attributed: true, sale_id: saleId, transaction_id: transactionId, commission_id: commissionId, commission_amount_cents: amount, currency: input.currency } },
-    partnerId: test ? null : customer.partnerId,
-    programId,
-    amount: input.amountCents!,
+    response: { success: true, data: { attributed: true, sale_id: saleId, transaction_id: transactionId, commission_id: commissionId, commission_amount_cents: amount, currency: input.currency } }
   };
+}
+
+/** Rule 5: metrics are best effort — in a savepoint of their own, so a failure is logged and never fails the sale. */
+async function updatePartnerMetrics(trx: Knex.Transaction, deps: AppDeps, partnerId: number, programId: number, amount: number): Promise<void> {
+  try {
+    await trx.transaction((sp) =>
+      sp('partner_programs')
+        .where({ partner_id: partnerId, program_id: programId })
+        .update({ sales: sp.raw('sales + 1'), revenue_cents: sp.raw('revenue_cents + ?', [amount]) }),
+    );
+  } catch (err) {
+    deps.logger.warn({ err }, 'partner metrics update failed');
+  }
 }
 
 async function duplicateError(deps: AppDeps, transactionId: string): Promise<ApiError> {
@@ -135,22 +144,12 @@ export function trackSale(deps: AppDeps) {
     const input = parseSaleInput(readBody(ctx), now);
     let outcome: Outcome;
     try {
-      outcome = await deps.db.transaction((trx) => (input.testMode ? testSale(trx, input, key.programId, now) : realSale(trx, deps, input, key.programId, now)));
+      outcome = await deps.atomic((trx) => (input.testMode ? testSale(trx, input, key.programId, now) : realSale(trx, deps, input, key.programId, now)));
     } catch (err) {
       if (err instanceof DuplicateSale) throw await duplicateError(deps, err.transactionId);
       throw err;
     }
     if (outcome.kind === 'partner_required') fail(ERRORS.salePartnerRequired);
-    if (outcome.partnerId !== null) {
-      // Rule 5: metrics are best effort; their failure is logged and never fails the sale.
-      try {
-        await deps.db('partner_programs')
-          .where({ partner_id: outcome.partnerId, program_id: outcome.programId })
-          .update({ sales: deps.db.raw('sales + 1'), revenue_cents: deps.db.raw('revenue_cents + ?', [outcome.amount]) });
-      } catch (err) {
-        deps.logger.warn({ err, requestId: ctx.state.requestId }, 'partner metrics update failed');
-      }
-    }
     ctx.body = outcome.response;
   };
 }
