@@ -12,6 +12,7 @@ import { createAtomic } from './db/atomic.js';
 import { LinkCache } from './db/link-cache.js';
 import { createGeoLookup } from './domain/geo.js';
 import { createApp } from './app.js';
+import { answerClientError } from './http/client-error.js';
 import type { AppDeps, Faults } from './deps.js';
 import { createIdentityProvider } from './auth/id-token.js';
 
@@ -53,6 +54,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -69,6 +71,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await deps.clicks.drain();
       redis?.disconnect();
       if (!options.db) await db.destroy();
+      logger.flush();
     })());
   return { url, deps, server, close };
 }

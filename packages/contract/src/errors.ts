@@ -17,6 +17,7 @@ export const STATUS_NAMES: Record<number, string> = {
   413: 'PayloadTooLargeError',
   422: 'UnprocessableEntityError',
   429: 'TooManyRequestsError',
+  431: 'RequestHeaderFieldsTooLargeError',
   500: 'InternalServerError',
   503: 'ServiceUnavailableError',
 };
@@ -73,6 +74,9 @@ export const ERRORS = {
   // Generic request errors (any route)
   malformedJson: p(400, 'Malformed JSON body'),
   bodyNotObject: p(400, 'Request body must be a JSON object'),
+  bodyNulCharacter: p(400, 'Request body must not contain NUL characters (\\u0000)'),
+  headersTooLarge: p(431, 'Request headers too large'),
+  malformedRequest: p(400, 'Malformed HTTP request'),
   bodyTooLarge: p(413, `Request body too large (limit ${LIMITS.maxJsonBodyBytes} bytes)`),
   routeNotFound: p(404, 'Not found'),
   methodNotAllowed: p(405, 'Method not allowed'),
@@ -226,6 +230,12 @@ export const ERRORS = {
   agentKeyInvalid: p(401, 'Invalid agent key'),
   agentProgramKeyRefused: p(401, 'A program key cannot be used on agent endpoints; use an agent key (agt_...)'),
   agentScopeMissing: p(403, 'This agent key lacks the {scope} scope'),
+
+  // 6.1 payment-processor intake (POST /api/v1/webhooks/stripe)
+  stripeSignatureMissing: p(400, 'Missing Stripe-Signature header'),
+  stripeSignatureInvalid: p(400, 'Invalid Stripe signature: no connected program\'s signing secret verifies this event'),
+  stripeEventInvalid: p(400, 'Invalid Stripe event: id, type and data.object are required'),
+  stripeWebhookFailed: p(500, 'Stripe webhook processing failed'),
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorKey = keyof typeof ERRORS;

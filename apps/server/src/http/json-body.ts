@@ -39,8 +39,14 @@ export function jsonBody(limit: number = LIMITS.maxJsonBodyBytes) {
       return next();
     }
     // A JSON error is raised when the handler reads the body, after authentication (5.3 comes first).
+    const text = raw.toString('utf8');
+    // PostgreSQL cannot store NUL in text; refuse it here rather than fail in the database.
+    if (text.includes('\\u0000')) {
+      (ctx.state as RequestState).bodyError = new ApiError(ERRORS.bodyNulCharacter);
+      return next();
+    }
     try {
-      const parsed: unknown = JSON.parse(raw.toString('utf8'));
+      const parsed: unknown = JSON.parse(text);
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) (ctx.state as RequestState).bodyError = new ApiError(ERRORS.bodyNotObject);
       else ctx.request.body = parsed;
     } catch {
