@@ -77,3 +77,6 @@ export type AgentScope = (typeof AGENT_SCOPES)[number];
 
 export const DASHBOARD_SESSION_COOKIE = 'reftrack_session';
 export const DASHBOARD_SESSION_DAYS = 14;
+
+/** Partner codes and short links created through the API: letters, digits, - and _. */
+export const IDENTIFIER_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;

@@ -1,13 +1,12 @@
 /** Referral links (2.3, 3.3): create, list with clicks and last click, switch on and off. */
 import type { Context } from 'koa';
-import { ERRORS } from '@reftrack/contract';
+import { ERRORS, IDENTIFIER_PATTERN } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
 import { readBody, str } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
 import { bool, isUniqueViolation } from '../../db/knex.js';
 
-const SHORT_LINK = /^[A-Za-z0-9_-]{1,100}$/;
 
 function linkQuery(deps: AppDeps) {
   return deps.db('referral_links as l')
@@ -46,7 +45,7 @@ export function createLink(deps: AppDeps) {
     const body = readBody(ctx);
     const shortLink = str(body.short_link);
     if (!shortLink || body.partner_id === undefined) fail(ERRORS.linkFieldsMissing);
-    if (!SHORT_LINK.test(shortLink)) fail(ERRORS.shortLinkInvalid);
+    if (!IDENTIFIER_PATTERN.test(shortLink)) fail(ERRORS.shortLinkInvalid);
     const partnerId = parseId(body.partner_id, ERRORS.partnerNotFound);
     const partner = await deps.db('partners').where({ id: partnerId, workspace_id: workspaceId }).first('id');
     if (!partner) fail(ERRORS.partnerNotFound);

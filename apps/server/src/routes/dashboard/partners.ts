@@ -1,13 +1,12 @@
 /** /api/dashboard/programs/:id/partners — partners of a program's workspace and their enrollment (2.3 relations). */
 import type { Context } from 'koa';
-import { ERRORS } from '@reftrack/contract';
+import { ERRORS, IDENTIFIER_PATTERN } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
 import { readBody, str } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
 import { isUniqueViolation } from '../../db/knex.js';
 
-const CODE = /^[A-Za-z0-9_-]{1,100}$/;
 const EMAIL = /^[^@\s]{1,200}@[^@\s]{1,200}$/;
 const iso = (ms: unknown) => (ms == null ? null : new Date(Number(ms)).toISOString());
 
@@ -43,7 +42,7 @@ export function addPartner(deps: AppDeps) {
       const name = str(body.name);
       const code = str(body.code);
       if (!name || !code) fail(ERRORS.partnerFieldsMissing);
-      if (!CODE.test(code)) fail(ERRORS.partnerCodeInvalid);
+      if (!IDENTIFIER_PATTERN.test(code)) fail(ERRORS.partnerCodeInvalid);
       const email = body.email === undefined || body.email === null ? null : str(body.email);
       if (email !== null && (!email || !EMAIL.test(email))) fail(ERRORS.partnerEmailInvalid);
       try {

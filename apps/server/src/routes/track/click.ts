@@ -12,6 +12,9 @@ import { bearerToken } from '../../auth/bearer.js';
 import type { ResolvedLink } from '../../db/link-cache.js';
 
 const URL_MAX = 2048;
+/** Any printable value may name a (legacy) link; control characters, NUL included, never do. */
+const SHORT_LINK = /^[^\u0000-\u001f\u007f]{1,200}$/;
+const CLICK_ID = /^[A-Za-z0-9_]{1,64}$/;
 
 export type ClickLink = ResolvedLink & { partnerId: number; programId: number; partnerCode: string };
 
@@ -33,7 +36,7 @@ export async function resolveLink(deps: AppDeps, affiliateUrl: unknown): Promise
   }
   const aff = url.searchParams.get('aff')?.trim();
   if (!aff) fail(ERRORS.clickNoAffParam);
-  const link = aff.length <= 200 ? await deps.links.get(aff) : null;
+  const link = SHORT_LINK.test(aff) ? await deps.links.get(aff) : null;
   if (!link) fail(ERRORS.clickLinkNotFound);
   if (link.partnerId === null || link.programId === null || link.partnerCode === null) fail(ERRORS.clickInvalidLinkConfig);
   if (!link.active) fail(ERRORS.clickLinkDisabled);
@@ -95,7 +98,7 @@ export async function recordClick(deps: AppDeps, origin: ClickOrigin, body: Reco
   const now = deps.now();
   const existingClickId = str(body.existing_click_id);
   let clickId: string | undefined;
-  if (existingClickId && existingClickId.length <= 64) {
+  if (existingClickId && CLICK_ID.test(existingClickId)) {
     // First-click attribution (3.1): an existing customer of this program keeps its click id and partner.
     const existing = await deps.db('customers').where({ click_id: existingClickId, program_id: link.programId, is_test: test }).first('click_id');
     clickId = existing?.click_id;

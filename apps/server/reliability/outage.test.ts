@@ -1,0 +1,78 @@
+/**
+ * PostgreSQL or Redis stops for a moment (a proxy cuts every connection): requests fail with 500/503
+ * in the envelope, the process stays up, no partial write remains, and it recovers on its own.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postJson, seed, spawnServer, type ServerProcess } from './helpers/cluster.js';
+import { freshDatabase, query, type Database } from './helpers/databases.js';
+import { programsFixture } from './helpers/fixture.js';
+import { TcpProxy } from './helpers/tcp-proxy.js';
+
+let db: Database;
+let server: ServerProcess;
+const pgProxy = new TcpProxy(5432);
+const redisProxy = new TcpProxy(6379);
+const { fixture, keys } = programsFixture(1);
+let customerKey = '';
+
+beforeAll(async () => {
+  db = await freshDatabase('postgres');
+  await pgProxy.start();
+  await redisProxy.start();
+  const viaProxy = db.url.replace(/127\.0\.0\.1:5432/, `127.0.0.1:${pgProxy.port}`);
+  const env = { DATABASE_URL: viaProxy, REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`, TRUST_PROXY: '1', LOG_LEVEL: 'warn', DATABASE_POOL_MAX: '4' };
+  await seed({ ...env, DATABASE_URL: db.url }, fixture);
+  server = await spawnServer(env);
+  const click = await postJson(`${server.url}/api/v1/track/click`, { affiliate_url: 'https://rel.test/?aff=p1' }, { 'x-forwarded-for': '192.0.2.200' });
+  customerKey = 'outage-customer';
+  await postJson(`${server.url}/api/v1/track/lead`, { click_id: click.body.click_id, customer_key: customerKey }, { authorization: `Bearer ${keys[0]}`, 'x-forwarded-for': '192.0.2.200' });
+});
+afterAll(async () => {
+  await server?.kill();
+  await pgProxy.close();
+  await redisProxy.close();
+  await db?.drop();
+});
+
+const sale = (txn: string) => postJson(`${server.url}/api/v1/track/sale`, { transaction_id: txn, amount_cents: 1000, customer_key: customerKey }, { authorization: `Bearer ${keys[0]}` });
+
+async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('did not recover in time');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('a dependency stops for a moment', () => {
+  it('PostgreSQL: 500 in the envelope, nothing partial, process up, recovery', async () => {
+    pgProxy.outage();
+    const during = await Promise.all(['pg-out-1', 'pg-out-2', 'pg-out-3'].map(sale));
+    for (const res of during) {
+      expect([500, 503]).toContain(res.status);
+      expect(res.body).toMatchObject({ data: null, error: { status: res.status, code: 'internal_error' } });
+    }
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(503);
+    expect(server.child.exitCode).toBeNull();
+    pgProxy.restore();
+    await eventually(async () => (await fetch(`${server.url}/healthz`)).status === 200);
+    const after = await sale('pg-after');
+    expect(after.status).toBe(200);
+    const rows = await query<{ processor_event_id: string }>(db, `select processor_event_id from sale_events where processor_event_id like 'pg-%'`);
+    expect(rows.map((r) => r.processor_event_id)).toEqual(['pg-after']);
+    const orphans = await query(db, 'select c.id from commissions c left join sale_events s on s.id = c.sale_id where s.id is null');
+    expect(orphans).toEqual([]);
+  });
+
+  it('Redis: 503 in the envelope (rate limits cannot be checked), process up, recovery', async () => {
+    redisProxy.outage();
+    await new Promise((r) => setTimeout(r, 200));
+    const during = await postJson(`${server.url}/api/v1/track/click`, { affiliate_url: 'https://rel.test/?aff=p1' }, { 'x-forwarded-for': '192.0.2.201' });
+    expect(during.status).toBe(503);
+    expect(during.body).toMatchObject({ data: null, error: { status: 503, name: 'ServiceUnavailableError' } });
+    expect(server.child.exitCode).toBeNull();
+    redisProxy.restore();
+    await eventually(async () => (await postJson(`${server.url}/api/v1/track/click`, { affiliate_url: 'https://rel.test/?aff=p1' }, { 'x-forwarded-for': '192.0.2.202' })).status === 200);
+  });
+});
