@@ -1,17 +1,21 @@
-// `pnpm test`: builds, runs every package's suite (the server's on SQLite and PostgreSQL) one
+// `pnpm test` (and `pnpm test:reliability`): builds, runs every package's suite (the server's on SQLite and PostgreSQL) one
 // package at a time, then prints one closing line with the totals of all vitest runs.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+// `--task NAME` runs another turbo task (e.g. test:reliability) with the same closing line.
+const args = process.argv.slice(2);
+const taskAt = args.indexOf('--task');
+const task = taskAt >= 0 ? args.splice(taskAt, 2)[1] : 'test';
 const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reftrack-test-report-'));
 const env = { ...process.env, REFTRACK_TEST_REPORT_DIR: reportDir };
 const turbo = (args) => spawnSync('pnpm', ['exec', 'turbo', ...args, '--env-mode=loose'], { stdio: 'inherit', env });
 
 const build = turbo(['run', 'build']);
 if (build.status !== 0) process.exit(build.status ?? 1);
-const test = turbo(['run', 'test', '--concurrency=1', '--continue', ...process.argv.slice(2)]);
+const test = turbo(['run', task, '--concurrency=1', '--continue', ...args]);
 
 let passed = 0;
 let failed = 0;

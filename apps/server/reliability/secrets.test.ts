@@ -13,38 +13,37 @@ import { programsFixture } from './helpers/fixture.js';
 
 const run = promisify(execFile);
 const MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
-const kind = (process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite') as 'sqlite' | 'postgres';
 
-let db: Database;
-let server: ServerProcess;
-let env: Record<string, string>;
-const { fixture } = programsFixture(1);
+describe.each(['sqlite', 'postgres'] as const)(`[%s] secrets stay out of logs and other responses`, (kind) => {
+  let db: Database;
+  let server: ServerProcess;
+  let env: Record<string, string>;
+  const { fixture } = programsFixture(1);
 
-interface Seen {
-  label: string;
-  text: string;
-}
-const responses: Seen[] = [];
+  interface Seen {
+    label: string;
+    text: string;
+  }
+  const responses: Seen[] = [];
 
-async function call(label: string, pathname: string, init: RequestInit = {}): Promise<{ status: number; text: string; headers: Headers }> {
-  const res = await fetch(server.url + pathname, { ...init, headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.50', ...(init.headers as Record<string, string>) } });
-  const text = await res.text();
-  responses.push({ label, text: `${[...res.headers.entries()].map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${text}` });
-  return { status: res.status, text, headers: res.headers };
-}
+  async function call(label: string, pathname: string, init: RequestInit = {}): Promise<{ status: number; text: string; headers: Headers }> {
+    const res = await fetch(server.url + pathname, { ...init, headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.50', ...(init.headers as Record<string, string>) } });
+    const text = await res.text();
+    responses.push({ label, text: `${[...res.headers.entries()].map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${text}` });
+    return { status: res.status, text, headers: res.headers };
+  }
 
-beforeAll(async () => {
-  db = await freshDatabase(kind);
-  env = { DATABASE_URL: db.url, TRUST_PROXY: '1', LOG_LEVEL: 'trace' };
-  await seed(env, fixture);
-  server = await spawnServer(env);
-});
-afterAll(async () => {
-  await server?.kill();
-  await db?.drop();
-});
+  beforeAll(async () => {
+    db = await freshDatabase(kind);
+    env = { DATABASE_URL: db.url, TRUST_PROXY: '1', LOG_LEVEL: 'trace' };
+    await seed(env, fixture);
+    server = await spawnServer(env);
+  });
+  afterAll(async () => {
+    await server?.kill();
+    await db?.drop();
+  });
 
-describe(`[${kind}] secrets stay out of logs and other responses`, () => {
   it('each secret appears only in the response that issues it', async () => {
     const operator = async (...args: string[]) => (await run(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'warn' } })).stdout.trim();
     const idToken = await operator('dev-token', '--email', 'owner@rel.test');

@@ -6,7 +6,7 @@ const extra = process.argv.slice(2);
 let failed = false;
 for (const engine of engines) {
   console.log(`\n=== server suite on ${engine} ===`);
-  const res = spawnSync('npx', ['vitest', 'run', ...extra], { stdio: 'inherit', env: { ...process.env, TEST_DB: engine } });
+  const res = spawnSync('pnpm', ['exec', 'vitest', 'run', ...extra], { stdio: 'inherit', env: { ...process.env, TEST_DB: engine } });
   if (res.status !== 0) failed = true;
 }
 process.exit(failed ? 1 : 0);
