@@ -62,10 +62,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   let closing: Promise<void> | undefined;
+  // While shutting down, every answer closes its connection, and idle keep-alive connections are
+  // dropped as soon as their last request is answered, so close() does not wait for their timeout.
+  server.on('request', (_req, res) => {
+    if (closing) res.setHeader('Connection', 'close');
+  });
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        const sweep = setInterval(() => server.closeIdleConnections(), 25);
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
         server.closeIdleConnections();
       });
       await deps.clicks.drain();
