@@ -41,13 +41,17 @@ function saleRow(input: SaleInput, programId: number, transactionId: string, cus
   };
 }
 
-async function insertSale(trx: Knex.Transaction, row: Record<string, unknown>): Promise<number> {
+/**
+ * A unique violation aborts a PostgreSQL transaction: the insert runs in a savepoint only where the
+ * caller goes on after a duplicate (generated test ids); elsewhere a duplicate ends the unit anyway.
+ */
+async function insertSale(trx: Knex.Transaction, row: Record<string, unknown>, isolated = false): Promise<number> {
+  const insert = async (q: Knex.Transaction) => {
+    const [inserted] = await q('sale_events').insert(row).returning('id');
+    return Number(inserted.id ?? inserted);
+  };
   try {
-    // A savepoint keeps the outer transaction usable after a unique violation on PostgreSQL.
-    return await trx.transaction(async (sp) => {
-      const [inserted] = await sp('sale_events').insert(row).returning('id');
-      return Number(inserted.id ?? inserted);
-    });
+    return isolated ? await trx.transaction(insert) : await insert(trx);
   } catch (err) {
     if (isUniqueViolation(err)) throw new DuplicateSale(String(row.processor_event_id));
     throw err;
@@ -61,7 +65,7 @@ export async function testSale(trx: Knex.Transaction, input: SaleInput, programI
   for (let attempt = 0; saleId === undefined; attempt++) {
     const txn = transactionId ?? `test_txn_${now + attempt}`;
     try {
-      saleId = await insertSale(trx, saleRow(input, programId, txn, undefined, now));
+      saleId = await insertSale(trx, saleRow(input, programId, txn, undefined, now), input.transactionId === undefined);
       transactionId = txn;
     } catch (err) {
       // Only a generated id may be retried; a caller's duplicate id is a 409 like any other.
@@ -80,11 +84,12 @@ export async function realSale(trx: Knex.Transaction, deps: AppDeps, input: Sale
   const customer = await findCustomer(trx, { clickId: input.clickId, customerKey: input.customerKey }, programId, test);
   if (!customer) fail(ERRORS.saleCustomerNotFound);
   if (customer.programId !== programId) fail(ERRORS.saleOtherProgram);
-  if (customer.partnerId !== null) {
-    const enrolled = await trx('partner_programs').where({ partner_id: customer.partnerId, program_id: programId }).first('id');
-    if (!enrolled) fail(ERRORS.saleNoPartnerProgram);
-  }
-  const program = await trx('programs').where({ id: programId }).first('commission_type', 'commission_rate', 'attribution_window_days');
+  // The program's terms and the customer's partner-program relationship, in one read.
+  const program = await trx('programs as p')
+    .leftJoin('partner_programs as pp', (on) => on.on('pp.program_id', 'p.id').andOnVal('pp.partner_id', customer.partnerId ?? -1))
+    .where('p.id', programId)
+    .first('p.commission_type', 'p.commission_rate', 'p.attribution_window_days', 'pp.id as enrollment_id');
+  if (customer.partnerId !== null && program.enrollment_id == null) fail(ERRORS.saleNoPartnerProgram);
   const attributed = withinAttributionWindow({
     clickAt: customer.clickAt,
     leadAt: customer.leadAt,
