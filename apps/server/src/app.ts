@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import { ERRORS, ROUTES, type ErrorSpec } from '@reftrack/contract';
 import type { AppDeps } from './deps.js';
 import { requestId } from './http/request-id.js';
+import { accessLog } from './http/access-log.js';
 import { errorRenderer } from './http/error-renderer.js';
 import { jsonBody } from './http/json-body.js';
 import { rateLimit } from './http/rate-limit.js';
@@ -36,6 +37,7 @@ import { cliStatus } from './routes/cli/status.js';
 import { cliTestEvent } from './routes/cli/test-event.js';
 import { stripeConnectRetired } from './routes/cli/retired.js';
 import { cliLoginPage, cliLoginReturnPage } from './routes/cli/login-page.js';
+import { webApp, WEB_APP_PATHS } from './routes/web-app.js';
 
 /** Route-level facts the error renderer needs, set before anything can fail. */
 function routeMeta(meta: Partial<RequestState> & { failure: ErrorSpec }): Middleware {
@@ -121,7 +123,9 @@ export function createApp(deps: AppDeps): Koa {
   router.get(ROUTES.agentProgram.path, ...agent, requireAgentScope(deps.db, 'programs:read'), agentGetProgram(deps));
   router.patch(ROUTES.agentProgramUpdate.path, ...agent, requireAgentScope(deps.db, 'programs:write'), agentUpdateProgram(deps));
 
+  router.get(WEB_APP_PATHS, webApp()); // the dashboard web app: last route, every remaining GET
   app.use(requestId);
+  app.use(accessLog(deps.logger));
   app.use(rotationWarnings(deps.config.publicBaseUrl, deps.now));
   app.use(errorRenderer(deps.logger));
   app.use(router.routes());

@@ -24,13 +24,24 @@ export function devToken(deps: AppDeps) {
 
 const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Sign in — Reftrack (development)</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}label{display:block;font-weight:600;margin:.5rem 0}input{font:inherit;width:100%;padding:.5rem;box-sizing:border-box;border:1px solid #666;border-radius:4px}button{font:inherit;margin-top:1rem;padding:.5rem 1rem;background:#1d4ed8;color:#fff;border:0;border-radius:4px;cursor:pointer}button:focus,input:focus{outline:3px solid #f59e0b}.note{background:#fff7d6;padding:.5rem;border-radius:4px}#status{margin-top:1rem}</style>
-</head><body><main>
+<style>:root{font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#18181b;background:#f6f7f9}*{box-sizing:border-box}body{margin:0}
+.top{background:#111827;color:#fff;padding:.6rem 1.25rem;font-weight:700;font-size:1.1rem}.top span{color:#60a5fa}
+main{max-width:32rem;margin:2rem auto;padding:0 1rem}h1{font-size:1.6rem;line-height:1.25;margin:0 0 1rem}
+.panel{background:#fff;border:1px solid #d4d4d8;border-radius:8px;padding:1.25rem}
+label{display:block;font-weight:600;margin:0 0 .25rem}input{font:inherit;width:100%;min-height:2.5rem;padding:.5rem .6rem;border:1px solid #71717a;border-radius:6px}
+button{font:inherit;margin-top:1rem;min-height:2.5rem;padding:.45rem 1rem;background:#1d4ed8;color:#fff;border:1px solid #1d4ed8;border-radius:6px;cursor:pointer}button:hover{background:#1e3a8a}
+:focus-visible{outline:3px solid #0b57d0;outline-offset:2px}
+.note{background:#fff7d6;border:1px solid #d6a400;padding:.65rem .85rem;border-radius:6px;margin:0 0 1rem}
+#status{margin:1rem 0 0}#status:empty{display:none}#status.ok{background:#e8f7ef;border:1px solid #6ccf9c;color:#065f46;font-weight:600;padding:.65rem .85rem;border-radius:6px}#status.fail{background:#fdecec;border:1px solid #f19999;color:#7f1d1d;padding:.65rem .85rem;border-radius:6px}
+</style>
+</head><body><div class="top"><span aria-hidden="true">◆</span> Reftrack</div><main>
 <h1>Sign in to Reftrack</h1>
+<div class="panel">
 <p class="note">Development identity provider: any e-mail signs in. Configure <code>OIDC_ISSUER</code> for production.</p>
 <form id="f"><label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="email" required autofocus>
 <button type="submit">Sign in</button></form>
 <p id="status" role="status" aria-live="polite"></p>
+</div>
 </main><script>
 const params = new URLSearchParams(location.search);
 const status = document.getElementById('status');
@@ -43,18 +54,21 @@ async function post(path, body) {
 document.getElementById('f').addEventListener('submit', async (e) => {
   e.preventDefault();
   status.textContent = 'Signing in…';
+  status.className = '';
   try {
     const token = (await post('/dev-idp/token', { email: document.getElementById('email').value })).data.id_token;
     const state = params.get('state');
     if (state) {
       await post('/api/v1/cli/auth/callback', { state, id_token: token });
       status.textContent = 'Signed in. You can return to your terminal.';
+      status.className = 'ok';
+      document.getElementById('f').hidden = true;
       return;
     }
     await post('/api/dashboard/session', { id_token: token });
     const next = params.get('return_to') || '/';
     location.assign(next.startsWith('/') && !next.startsWith('//') ? next : '/');
-  } catch (err) { status.textContent = 'Sign-in failed: ' + err.message; }
+  } catch (err) { status.textContent = 'Sign-in failed: ' + err.message; status.className = 'fail'; }
 });
 </script></body></html>`;
 

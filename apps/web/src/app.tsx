@@ -1,0 +1,123 @@
+/** The dashboard shell: session, header, and the page for the current path. */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { BRAND } from '@reftrack/contract';
+import { api, setSessionLostHandler, type SessionInfo } from './lib/api.js';
+import { installLinkHandler, match, navigate, useLocation } from './lib/router.js';
+import { SignInPage } from './pages/sign-in.js';
+import { ProgramsPage } from './pages/programs.js';
+import { ProgramPage, PROGRAM_TABS, type ProgramTab } from './pages/program.js';
+import { Loading } from './components/ui.js';
+
+type SessionState = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; info: SessionInfo };
+
+function safeReturn(to: string | null): string {
+  return to && to.startsWith('/') && !to.startsWith('//') && to !== '/sign-in' ? to : '/programs';
+}
+
+export function App() {
+  const loc = useLocation();
+  const [session, setSession] = useState<SessionState>({ status: 'loading' });
+  const mainRef = useRef<HTMLElement>(null);
+  const firstRender = useRef(true);
+
+  useEffect(() => installLinkHandler(), []);
+  useEffect(() => {
+    api.session().then(
+      (info) => setSession({ status: 'signed-in', info }),
+      () => setSession({ status: 'signed-out' }),
+    );
+  }, []);
+  useEffect(() => {
+    setSessionLostHandler(() => setSession({ status: 'signed-out' }));
+    return () => setSessionLostHandler(null);
+  }, []);
+
+  // After a client-side navigation, move focus to the page so screen readers announce it.
+  useEffect(() => {
+    if (firstRender.current) {
+      firstRender.current = false;
+      return;
+    }
+    const heading = mainRef.current?.querySelector<HTMLElement>('h1');
+    if (heading) {
+      heading.tabIndex = -1;
+      heading.focus({ preventScroll: false });
+    }
+  }, [loc.path]);
+
+  const signedIn = session.status === 'signed-in' ? session.info : null;
+
+  // Signed-out visitors of a dashboard path see the sign-in form and come back afterwards.
+  useEffect(() => {
+    if (session.status === 'signed-out' && loc.path !== '/sign-in') {
+      navigate(`/sign-in?return_to=${encodeURIComponent(loc.path + (loc.query.toString() ? `?${loc.query}` : ''))}`, { replace: true });
+    }
+    if (session.status === 'signed-in' && (loc.path === '/sign-in' || loc.path === '/')) {
+      navigate(safeReturn(loc.query.get('return_to')), { replace: true });
+    }
+  }, [session.status, loc.path]);
+
+  async function signOut() {
+    await api.signOut().catch(() => undefined);
+    setSession({ status: 'signed-out' });
+    navigate('/sign-in');
+  }
+
+  let page;
+  let programRoute: Record<string, string> | null = null;
+  if (session.status === 'loading') page = <Loading what="your session" />;
+  else if (!signedIn) page = <SignInPage onSignedIn={(info) => setSession({ status: 'signed-in', info })} />;
+  else if (match('/programs', loc.path)) page = <ProgramsPage session={signedIn} />;
+  else if ((programRoute = match('/programs/:id/:tab?', loc.path)) && /^\d+$/.test(programRoute.id)) {
+    const tab = (programRoute.tab ?? 'settings') as ProgramTab;
+    page = PROGRAM_TABS.some((t) => t.id === tab) ? <ProgramPage id={Number(programRoute.id)} tab={tab} query={loc.query} /> : <NotFound />;
+  } else if (loc.path === '/' || loc.path === '/sign-in') page = <Loading what="your programs" />;
+  else page = <NotFound />;
+
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href={signedIn ? '/programs' : '/sign-in'}>
+          <span aria-hidden="true" class="logo">
+            ◆
+          </span>{' '}
+          {BRAND.name}
+        </a>
+        {signedIn ? (
+          <>
+            <nav aria-label="Main">
+              <a href="/programs" aria-current={loc.path.startsWith('/programs') ? 'page' : undefined}>
+                Programs
+              </a>
+            </nav>
+            <div class="who">
+              <span class="email" title={signedIn.account.email}>
+                {signedIn.account.email}
+              </span>
+              <button type="button" class="secondary small" onClick={signOut}>
+                Sign out
+              </button>
+            </div>
+          </>
+        ) : null}
+      </header>
+      <main id="main" ref={mainRef} tabIndex={-1}>
+        {page}
+      </main>
+    </>
+  );
+}
+
+function NotFound() {
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        There is nothing at this address. <a href="/programs">Go to your programs</a>.
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,175 @@
+/**
+ * The dashboard's HTTP client: same-origin JSON calls with the session cookie. Error bodies are the
+ * platform envelope `{data: null, error: {message, ...}}` or the typed one `{error: {code, message}}`;
+ * either way the person sees `error.message`, as the server wrote it.
+ */
+import type {
+  EventListResponse,
+  NormalizedEvent,
+  Program,
+  ReadinessResponse,
+  ReferralLink,
+  Role,
+} from '@reftrack/contract';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+interface ErrorBody {
+  message?: string;
+  error?: { message?: string; code?: string; details?: { code?: string } };
+}
+
+/** Called when a signed-in call answers 401 (the session ended): the app goes to sign-in. */
+let onSessionLost: (() => void) | null = null;
+export function setSessionLostHandler(handler: (() => void) | null): void {
+  onSessionLost = handler;
+}
+
+export function errorFromBody(status: number, body: unknown): ApiError {
+  const b = (body ?? {}) as ErrorBody;
+  const message = b.error?.message ?? b.message ?? `The server answered HTTP ${status}.`;
+  return new ApiError(status, message, b.error?.code ?? b.error?.details?.code);
+}
+
+export async function request<T>(method: string, path: string, body?: unknown, opts: { quiet401?: boolean } = {}): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'The server could not be reached. Check your connection and try again.');
+  }
+  const json: unknown = await res.json().catch(() => null);
+  if (!res.ok) {
+    if (res.status === 401 && !opts.quiet401) onSessionLost?.();
+    throw errorFromBody(res.status, json);
+  }
+  return json as T;
+}
+
+interface Ok<T> {
+  success: true;
+  data: T;
+}
+
+const get = <T>(path: string) => request<Ok<T>>('GET', path).then((r) => r.data);
+const send = <T>(method: string, path: string, body?: unknown) => request<Ok<T>>(method, path, body ?? {}).then((r) => r.data);
+
+/* Shapes of the dashboard routes (docs/dashboard-api.md) around the contract's types. */
+
+export interface Workspace {
+  id: number;
+  name: string;
+  role: Role;
+}
+
+export interface SessionInfo {
+  account: { id: number; email: string; name: string | null };
+  workspaces: Workspace[];
+}
+
+export interface DashboardProgram extends Program {
+  advertiser_id: number | null;
+  key_rotation: { marked_at: string; rotate_by: string } | null;
+  role?: Role;
+}
+
+export interface ProgramInput {
+  workspace_id?: number;
+  name?: string;
+  domain?: string;
+  commission_type?: string;
+  commission_rate?: number;
+  attribution_window_days?: number;
+  lead_auth?: string;
+}
+
+export interface GeneratedKey {
+  program_id: number;
+  api_key: string;
+  api_token_masked: string;
+  note: string;
+}
+
+export interface Partner {
+  id: number;
+  name: string;
+  email: string | null;
+  code: string;
+  clicks: number;
+  leads: number;
+  sales: number;
+  revenue_cents: number;
+  last_clicked: string | null;
+}
+
+export interface Link extends ReferralLink {
+  partner_code: string | null;
+  url: string | null;
+}
+
+export interface Payments {
+  provider: string;
+  connected: boolean;
+  stripe_account_id: string | null;
+  webhook_secret_set: boolean;
+  webhook_url: string;
+}
+
+export type Readiness = ReadinessResponse['data'];
+
+export interface EventQuery {
+  page?: number;
+  pageSize?: number;
+  eventType?: string;
+  dateFrom?: string;
+  dateTo?: string;
+}
+
+export function eventsPath(programId: number, q: EventQuery): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') params.set(k, String(v));
+  const qs = params.toString();
+  return `/api/tracking/events/${programId}${qs ? `?${qs}` : ''}`;
+}
+
+export const api = {
+  session: () => request<Ok<SessionInfo>>('GET', '/api/dashboard/session', undefined, { quiet401: true }).then((r) => r.data),
+  signIn: (idToken: string) => request<Ok<SessionInfo>>('POST', '/api/dashboard/session', { id_token: idToken }, { quiet401: true }).then((r) => r.data),
+  signOut: () => request<unknown>('DELETE', '/api/dashboard/session', {}, { quiet401: true }),
+  devToken: (email: string) => request<Ok<{ id_token: string }>>('POST', '/dev-idp/token', { email }, { quiet401: true }).then((r) => r.data.id_token),
+
+  programs: () => get<DashboardProgram[]>('/api/dashboard/programs'),
+  program: (id: number) => get<DashboardProgram>(`/api/dashboard/programs/${id}`),
+  createProgram: (input: ProgramInput) => send<DashboardProgram>('POST', '/api/dashboard/programs', input),
+  updateProgram: (id: number, input: ProgramInput) => send<DashboardProgram>('PATCH', `/api/dashboard/programs/${id}`, input),
+  generateKey: (id: number) => send<GeneratedKey>('POST', `/api/dashboard/programs/${id}/key`),
+  readiness: (id: number) => get<Readiness>(`/api/dashboard/programs/${id}/readiness`),
+
+  partners: (id: number) => get<Partner[]>(`/api/dashboard/programs/${id}/partners`),
+  addPartner: (id: number, input: { name: string; code: string; email?: string }) => send<Partner>('POST', `/api/dashboard/programs/${id}/partners`, input),
+  links: (id: number) => get<Link[]>(`/api/dashboard/programs/${id}/links`),
+  createLink: (id: number, input: { short_link: string; partner_id: number }) => send<Link>('POST', `/api/dashboard/programs/${id}/links`, input),
+  switchLink: (linkId: number, active: boolean) => send<Link>('PATCH', `/api/dashboard/links/${linkId}`, { active }),
+
+  payments: (id: number) => get<Payments>(`/api/dashboard/programs/${id}/payments`),
+  connectPayments: (id: number, input: { stripe_account_id: string; webhook_secret: string }) => send<Payments>('PUT', `/api/dashboard/programs/${id}/payments`, input),
+  disconnectPayments: (id: number) => send<Payments>('DELETE', `/api/dashboard/programs/${id}/payments`),
+
+  events: (programId: number, q: EventQuery) => request<EventListResponse>('GET', eventsPath(programId, q)),
+};
+
+export type { NormalizedEvent };

@@ -1,0 +1,118 @@
+/**
+ * Sign-in. With the development identity provider: an e-mail form (POST /dev-idp/token, then
+ * POST /api/dashboard/session). With OIDC configured the dev endpoints answer 404: sign-in goes
+ * through the identity provider, and an id_token obtained from it can be pasted here.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { BRAND } from '@reftrack/contract';
+import { api, ApiError, type SessionInfo } from '../lib/api.js';
+import { ErrorNotice, Loading } from '../components/ui.js';
+
+type Mode = 'checking' | 'development' | 'oidc';
+
+export function SignInPage({ onSignedIn }: { onSignedIn: (info: SessionInfo) => void }) {
+  const [mode, setMode] = useState<Mode>('checking');
+  useEffect(() => {
+    document.title = `Sign in — ${BRAND.name}`;
+    fetch('/dev-idp/sign-in', { method: 'HEAD', credentials: 'same-origin' }).then(
+      (r) => setMode(r.status === 404 ? 'oidc' : 'development'),
+      () => setMode('development'),
+    );
+  }, []);
+
+  return (
+    <section class="narrow">
+      <h1>Sign in to {BRAND.name}</h1>
+      <div class="panel">
+      {mode === 'checking' ? <Loading what="sign-in options" /> : null}
+      {mode === 'development' ? <DevSignIn onSignedIn={onSignedIn} onOidc={() => setMode('oidc')} /> : null}
+      {mode === 'oidc' ? (
+        <>
+          <div class="notice info">
+            <p>
+              Sign-in goes through your organisation's identity provider. Sign in there; the dashboard
+              then receives an <code>id_token</code> for you.
+            </p>
+          </div>
+          <TokenSignIn onSignedIn={onSignedIn} open />
+        </>
+      ) : null}
+      </div>
+    </section>
+  );
+}
+
+function DevSignIn({ onSignedIn, onOidc }: { onSignedIn: (info: SessionInfo) => void; onOidc: () => void }) {
+  const [email, setEmail] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  async function submit(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const token = await api.devToken(email.trim());
+      onSignedIn(await api.signIn(token));
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) onOidc();
+      else setError(err);
+      setBusy(false);
+    }
+  }
+  return (
+    <>
+      <p class="notice warn dev-note">
+        Development identity provider: any e-mail address signs in. Configure <code>OIDC_ISSUER</code> for production.
+      </p>
+      <form onSubmit={submit} class="stack" aria-describedby="signin-error">
+        <div class="field">
+          <label for="email">E-mail</label>
+          <input id="email" name="email" type="email" autocomplete="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} autofocus />
+        </div>
+        <div>
+          <button type="submit" disabled={busy}>
+            {busy ? 'Signing in…' : 'Sign in'}
+          </button>
+        </div>
+      </form>
+      <div id="signin-error">
+        <ErrorNotice error={error} title="Sign-in failed:" />
+      </div>
+      <TokenSignIn onSignedIn={onSignedIn} />
+    </>
+  );
+}
+
+function TokenSignIn({ onSignedIn, open = false }: { onSignedIn: (info: SessionInfo) => void; open?: boolean }) {
+  const [token, setToken] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  async function submit(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      onSignedIn(await api.signIn(token.trim()));
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  }
+  return (
+    <details class="token-signin" open={open}>
+      <summary>I have an id_token</summary>
+      <form onSubmit={submit} class="stack">
+        <div class="field">
+          <label for="id_token">id_token from your identity provider</label>
+          <textarea id="id_token" name="id_token" rows={4} required spellcheck={false} autocomplete="off" value={token} onInput={(e) => setToken(e.currentTarget.value)} />
+        </div>
+        <div>
+          <button type="submit" disabled={busy}>
+            {busy ? 'Signing in…' : 'Sign in with this token'}
+          </button>
+        </div>
+      </form>
+      <ErrorNotice error={error} title="Sign-in failed:" />
+    </details>
+  );
+}

@@ -1,0 +1,435 @@
+/**
+ * The dashboard in real Chromium against the real server: sign in, create a program, generate its
+ * key, partners and links, the link switch, payments, events with filters and the window note,
+ * readiness, roles, the id_token paste box and the CLI login page. Screenshots go to a temporary
+ * directory, or to docs/screenshots with UPDATE_SCREENSHOTS=1.
+ */
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { BRAND, ERRORS, formatMessage } from '@reftrack/contract';
+import { call, launchChromium, repoRoot, startServer, type RunningServer } from './harness.js';
+
+const shotsDir = process.env.UPDATE_SCREENSHOTS ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'reftrack-web-shots-'));
+mkdirSync(shotsDir, { recursive: true });
+
+let server: RunningServer;
+let browser: Browser;
+let owner: BrowserContext;
+let page: Page;
+let origin: string;
+let programId: number;
+let apiKey: string;
+const problems: string[] = [];
+
+function watch(p: Page) {
+  p.setDefaultTimeout(10_000);
+  p.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  p.on('console', (m) => {
+    // A refused API call (the 403 of a restricted member) is logged by the browser itself.
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`);
+  });
+}
+
+async function newPage(context: BrowserContext): Promise<Page> {
+  const p = await context.newPage();
+  watch(p);
+  return p;
+}
+
+async function shot(p: Page, name: string) {
+  await p.screenshot({ path: join(shotsDir, `${name}.png`), fullPage: true });
+}
+
+async function signIn(p: Page, email: string) {
+  await p.goto(`${origin}/programs`);
+  await p.waitForURL(/\/sign-in\?return_to=/);
+  await p.getByLabel('E-mail').fill(email);
+  await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await p.getByRole('heading', { level: 1, name: 'Programs' }).waitFor();
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** WCAG 2.1 A and AA findings of axe-core on the page as it is now (labels, contrast, roles, names). */
+async function axeViolations(p: Page): Promise<string[]> {
+  // page.evaluate is not subject to the page's Content-Security-Policy.
+  await p.evaluate(axeSource);
+  return p.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations.map((v) => `${v.id}: ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+  });
+}
+
+const bearer = () => ({ authorization: `Bearer ${apiKey}` });
+const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString();
+
+beforeAll(async () => {
+  server = await startServer();
+  origin = server.origin;
+  browser = await launchChromium();
+  owner = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  page = await newPage(owner);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('dashboard (owner)', () => {
+  it('serves the app at / and sends a signed-out visitor to the sign-in form', async () => {
+    await page.goto(`${origin}/`);
+    await page.getByRole('heading', { level: 1, name: `Sign in to ${BRAND.name}` }).waitFor();
+    expect(page.url()).toContain('/sign-in');
+    await page.getByLabel('E-mail').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, 'sign-in');
+    await signIn(page, 'owner@acme.test');
+    expect(new URL(page.url()).pathname).toBe('/programs');
+    await page.getByRole('link', { name: 'Acme Store' }).waitFor();
+    await shot(page, 'programs');
+  });
+
+  it('creates a program, showing the contract validation messages first', async () => {
+    await page.getByRole('button', { name: 'New program' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Summer Shop');
+    await page.getByLabel('Domain').fill('summer.test');
+    await page.getByLabel('Commission rate (%)').fill('0');
+    await page.getByRole('button', { name: 'Create program' }).click();
+    await page.getByText(ERRORS.cliInitCommissionRate.message).first().waitFor();
+    expect(await page.getByLabel('Commission rate (%)').getAttribute('aria-invalid')).toBe('true');
+
+    await page.getByLabel('Commission rate (%)').fill('15');
+    await page.getByLabel('Domain').fill('not a domain');
+    await page.getByRole('button', { name: 'Create program' }).click();
+    await page.getByText(ERRORS.programDomainInvalid.message).first().waitFor();
+
+    await page.getByLabel('Domain').fill('https://summer.test/pricing');
+    await page.getByRole('button', { name: 'Create program' }).click();
+    await page.waitForURL(/\/programs\/\d+\/settings/);
+    programId = Number(new URL(page.url()).pathname.split('/')[2]);
+    await page.getByText('Program created.').waitFor();
+    expect(await page.getByLabel('Domain').inputValue()).toBe('summer.test');
+  });
+
+  it('generates the key after a confirmation, shows it once, then only masked', async () => {
+    const masked = page.locator('.key-facts .masked');
+    expect(await masked.textContent()).toMatch(/^•+[A-Za-z0-9]{4}$/);
+    await page.getByRole('button', { name: 'Regenerate key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('stops working at once').waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+
+    await page.getByRole('button', { name: 'Regenerate key' }).click();
+    await dialog.getByRole('button', { name: 'Generate new key' }).waitFor();
+    await page.screenshot({ path: join(shotsDir, 'key-confirm.png') });
+    await dialog.getByRole('button', { name: 'Generate new key' }).click();
+    await page.getByText('Your new key — shown only once').waitFor();
+    apiKey = await page.locator('#new-key').inputValue();
+    expect(apiKey).toMatch(/^aff_[A-Za-z0-9]{32,}$/);
+    await page.getByRole('button', { name: 'Copy the new API key' }).waitFor();
+    await expect.poll(() => masked.textContent()).toBe(`••••••••${apiKey.slice(-4)}`);
+    await shot(page, 'program-key');
+
+    await page.reload();
+    await masked.waitFor();
+    expect(await masked.textContent()).toBe(`••••••••${apiKey.slice(-4)}`);
+    expect(await page.locator('#new-key').count()).toBe(0);
+    expect(await page.content()).not.toContain(apiKey);
+    // The key works on the tracking API.
+    expect((await call(origin, 'GET', '/api/v1/programs/me/readiness', undefined, bearer())).status).toBe(200);
+  });
+
+  it('edits the settings: window, lead_auth, with the server-side rules', async () => {
+    await page.getByLabel('Attribution window (days)').fill('400');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText(ERRORS.attributionWindowInvalid.message).first().waitFor();
+    await page.getByLabel('Attribution window (days)').fill('30');
+    await page.getByLabel('Commission type').selectOption('recurring_percent');
+    await page.getByRole('radio', { name: /Allow browser leads/ }).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await shot(page, 'program-settings');
+    await page.reload();
+    expect(await page.getByLabel('Attribution window (days)').inputValue()).toBe('30');
+    expect(await page.getByLabel('Commission type').inputValue()).toBe('recurring_percent');
+    expect(await page.getByRole('radio', { name: /Allow browser leads/ }).isChecked()).toBe(true);
+  });
+
+  it('adds a partner and a link, counts clicks, and switches the link off and on', async () => {
+    await page.getByRole('link', { name: 'Partners & links' }).click();
+    await page.getByRole('heading', { name: 'Partners', exact: true }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('Lou Partner');
+    await page.getByLabel('Code').fill('bad code!');
+    await page.getByRole('button', { name: 'Add partner' }).click();
+    await page.getByText(ERRORS.partnerCodeInvalid.message).waitFor();
+    await page.getByLabel('Code').fill('lou');
+    await page.getByLabel('E-mail (optional)').fill('lou@partner.test');
+    await page.getByRole('button', { name: 'Add partner' }).click();
+    await page.getByText('Partner Lou Partner added.').waitFor();
+
+    await page.getByLabel('Short link (the aff value)').fill('lou10');
+    await page.getByRole('button', { name: 'Create link' }).click();
+    await page.getByText('Link lou10 created.').waitFor();
+    const toggle = page.getByRole('switch', { name: 'Link lou10 active' });
+    expect(await toggle.getAttribute('aria-checked')).toBe('true');
+
+    // Visitors arrive through the link (what the tracker does), then sign up and pay.
+    const click = (n: number) =>
+      call(origin, 'POST', '/api/v1/track/click', {
+        affiliate_url: `https://summer.test/?aff=lou10&n=${n}`,
+        page_url: 'https://summer.test/pricing',
+        user_agent: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+      });
+    const clickIds: string[] = [];
+    for (let n = 0; n < 32; n++) {
+      const r = await click(n);
+      expect(r.status, r.text).toBe(200);
+      clickIds.push(r.body.click_id);
+    }
+    for (const [i, clickId] of clickIds.slice(0, 2).entries()) {
+      const lead = await call(origin, 'POST', '/api/v1/track/lead', { click_id: clickId, customer_key: `user_${i}` }, bearer());
+      expect(lead.status, lead.text).toBe(200);
+      const sale = await call(origin, 'POST', '/api/v1/track/sale', { transaction_id: `in_e2e_${i}`, amount_cents: 4900, currency: 'usd', customer_key: `user_${i}`, occurred_at: daysAgo(i * 2) }, bearer());
+      expect(sale.status, sale.text).toBe(200);
+    }
+
+    await page.reload();
+    const row = page.getByRole('row', { name: /lou10/ });
+    await row.getByRole('cell', { name: '32', exact: true }).waitFor();
+    expect(await row.locator('td').nth(3).textContent()).not.toBe('—'); // last click
+    await shot(page, 'partners-links');
+
+    await toggle.click();
+    await page.getByText('Link lou10 is now off.').waitFor();
+    expect(await toggle.getAttribute('aria-checked')).toBe('false');
+    const refused = await click(99);
+    expect(refused.status).toBe(410);
+    expect(refused.body.error.code).toBe('link_disabled');
+
+    await toggle.click();
+    await page.getByText('Link lou10 is now on.').waitFor();
+    expect((await click(100)).status).toBe(200);
+  });
+
+  it('connects the payment processor and shows the webhook URL', async () => {
+    await page.getByRole('link', { name: 'Payments' }).click();
+    await page.getByText('Not connected').waitFor();
+    await page.getByLabel('Stripe account id').fill('nope');
+    await page.getByLabel('Webhook signing secret').fill('whsec_abc');
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    await page.getByText(ERRORS.stripeAccountInvalid.message).waitFor();
+    await page.getByLabel('Stripe account id').fill('acct_1Summer');
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    await page.getByText('Stripe connected.').waitFor();
+    await page.getByText('Connected', { exact: true }).waitFor();
+    expect(await page.locator('.codeblock pre').textContent()).toBe(`${origin}/api/v1/webhooks/stripe`);
+    await shot(page, 'payments');
+  });
+
+  it('lists the events with a chart, filters by type, and explains the window at the end', async () => {
+    await page.getByRole('link', { name: 'Events' }).click();
+    const table = page.getByRole('region', { name: 'Events table' });
+    await table.waitFor();
+    const chart = page.locator('svg[role="img"]');
+    await chart.waitFor();
+    const label = await chart.getAttribute('aria-label');
+    expect(label).toContain('33 clicks');
+    expect(label).toContain('2 leads');
+    expect(label).toContain('2 sales');
+    expect(await page.getByText('Page 1 of').textContent()).toContain('Page 1 of');
+    await shot(page, 'events');
+
+    await page.getByLabel('Type').selectOption('lead');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(/type=lead/);
+    await expect.poll(() => table.locator('tbody .type').allTextContents()).toEqual(['Lead', 'Lead']);
+    await page.getByText('End of the listing (2 events).').waitFor();
+
+    await page.getByLabel('Type').selectOption('conversion');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => table.locator('tbody .type').allTextContents()).toEqual(['Sale', 'Sale']);
+    expect(await table.textContent()).toContain('in_e2e_1');
+
+    // 33 clicks, 10 a page: the listing holds the newest 3 × 10 of them.
+    await page.getByLabel('Type').selectOption('click');
+    await page.getByLabel('Per page').selectOption('10');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('Page 1 of 3 · 30 events').waitFor();
+    await page.getByRole('link', { name: 'Next →' }).click();
+    await page.getByText('Page 2 of 3').waitFor();
+    await page.getByRole('link', { name: 'Next →' }).click();
+    await page.getByText('Page 3 of 3').waitFor();
+    const note = page.locator('.end-note');
+    expect(await note.textContent()).toContain('3 × page size of 10');
+    expect(await note.textContent()).toContain('Narrow the From and To dates');
+    await page.goto(`${origin}/programs/${programId}/events?type=click&page=5`);
+    await page.getByText(/This page is past the end/).waitFor();
+
+    // Dates narrow the listing (whole UTC days) and the chart follows them.
+    const twoDaysAgo = daysAgo(2).slice(0, 10);
+    await page.goto(`${origin}/programs/${programId}/events?type=conversion&from=${twoDaysAgo}&to=${twoDaysAgo}`);
+    await expect.poll(() => table.locator('tbody .type').allTextContents()).toEqual(['Sale']);
+    await page.getByText(`${twoDaysAgo} to ${twoDaysAgo}`).waitFor();
+
+    await page.getByLabel('From', { exact: true }).fill('2026-03-10');
+    await page.getByLabel('To', { exact: true }).fill('2026-03-01');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText(ERRORS.eventsDateRange.message).waitFor();
+  });
+
+  it('shows the readiness checklist, the tracker snippet and the SDK lines', async () => {
+    await page.getByRole('link', { name: 'Readiness' }).click();
+    const list = page.locator('.checklist');
+    await list.waitFor();
+    const done = await list.locator('li.done strong').allTextContents();
+    expect(done).toEqual(expect.arrayContaining(['A click was tracked', 'A lead was tracked', 'A sale was tracked', 'Payment processor connected']));
+    const open = list.locator('li.open');
+    expect(await open.locator('strong').allTextContents()).toEqual(['A test event was sent']);
+    expect(await open.locator('.next').textContent()).toContain('Next step:');
+    const snippet = `<script src="${origin}/tracker.js" ${BRAND.scriptProgramAttribute}="${programId}" defer></script>`;
+    expect(await page.getByLabel('tracker snippet', { exact: true }).textContent()).toBe(snippet);
+    expect(await page.getByLabel('SDK lines', { exact: true }).textContent()).toContain(`baseUrl: '${origin}'`);
+    await page.getByRole('button', { name: 'Copy tracker snippet' }).click();
+    await page.getByText(/^Copied$|^Copy failed/).waitFor();
+    await shot(page, 'readiness');
+  });
+
+  it('passes an automated WCAG 2.1 AA check (axe-core) on every page', async () => {
+    for (const path of ['/programs', ...['settings', 'partners', 'payments', 'events', 'readiness'].map((t) => `/programs/${programId}/${t}`)]) {
+      await page.goto(origin + path);
+      await page.locator('main h1').waitFor();
+      await page.waitForLoadState('networkidle');
+      await page.locator('[role="status"].loading').waitFor({ state: 'detached' });
+      expect(await axeViolations(page), path).toEqual([]);
+    }
+  });
+
+  it('works at phone width: no sideways scrolling of the page', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${origin}/programs/${programId}/events`);
+    await page.locator('svg[role="img"]').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shot(page, 'events-phone');
+    await page.goto(`${origin}/programs`);
+    await page.getByRole('link', { name: 'Summer Shop' }).waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await shot(page, 'programs-phone');
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('is keyboard-usable: skip link, tabs and the link switch', async () => {
+    await page.goto(`${origin}/programs/${programId}/partners`);
+    await page.getByRole('switch', { name: 'Link lou10 active' }).waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    const focusVisible = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    expect(focusVisible).toBe('solid');
+    await page.getByRole('switch', { name: 'Link lou10 active' }).focus();
+    await page.keyboard.press('Space');
+    await page.getByText('Link lou10 is now off.').waitFor();
+    await page.keyboard.press('Enter');
+    await page.getByText('Link lou10 is now on.').waitFor();
+  });
+
+  it('shows the rotation deadline of a key the operator marked, until it is regenerated', async () => {
+    const deadline = new Date(Date.now() + 7 * 86_400_000).toISOString();
+    server.command('keys', 'mark-rotation', '--program', '1', '--deadline', deadline);
+    await page.goto(`${origin}/programs/1/settings`);
+    const alert = page.locator('.notice', { hasText: 'This key is marked for rotation' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain(deadline);
+    await shot(page, 'key-rotation');
+    await page.getByRole('link', { name: 'Readiness' }).click();
+    await page.locator('.checklist li.open', { hasText: 'Program key in good standing' }).waitFor();
+    await page.getByRole('navigation', { name: 'Program pages' }).getByRole('link', { name: 'Settings & key' }).click();
+    await page.getByRole('button', { name: 'Regenerate key' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Generate new key' }).click();
+    await page.locator('#new-key').waitFor();
+    await alert.waitFor({ state: 'detached' });
+  });
+
+  it('signs out', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { level: 1, name: `Sign in to ${BRAND.name}` }).waitFor();
+    await page.goto(`${origin}/programs/${programId}/events`);
+    await page.waitForURL(/\/sign-in\?return_to=/);
+  });
+});
+
+describe('dashboard (other roles and sign-in paths)', () => {
+  it('tells a restricted member that access to the events is missing', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await newPage(context);
+    await signIn(p, 'restricted@acme.test');
+    await p.goto(`${origin}/programs/${programId}/events`);
+    const alert = p.locator('.access-missing');
+    await alert.getByRole('heading', { name: 'Access missing' }).waitFor();
+    expect(await axeViolations(p)).toEqual([]);
+    expect(await alert.textContent()).toContain(formatMessage(ERRORS.permissionDenied.message, { permission: 'tracking:list' }));
+    await shot(p, 'events-restricted');
+    await p.goto(`${origin}/programs/${programId}/partners`);
+    await p.locator('.access-missing').waitFor();
+    await p.goto(`${origin}/programs/${programId}/settings`);
+    await p.getByText(ERRORS.ownerRequired.message).waitFor();
+    expect(await p.getByRole('button', { name: /Regenerate key/ }).count()).toBe(0);
+    await context.close();
+  });
+
+  it('lets a member read events but not change settings', async () => {
+    const context = await browser.newContext();
+    const p = await newPage(context);
+    await signIn(p, 'member@acme.test');
+    await p.goto(`${origin}/programs/${programId}/events`);
+    await p.getByRole('region', { name: 'Events table' }).waitFor();
+    await p.goto(`${origin}/programs/${programId}/settings`);
+    await p.getByText(formatMessage(ERRORS.permissionDenied.message, { permission: 'programs:write' })).waitFor();
+    expect(await p.getByRole('button', { name: 'Save settings' }).isDisabled()).toBe(true);
+    await context.close();
+  });
+
+  it('offers the id_token paste box when the development sign-in is off (OIDC)', async () => {
+    const context = await browser.newContext();
+    const p = await newPage(context);
+    // With OIDC_ISSUER set the dev endpoints answer 404; stand in for that.
+    await p.route(`${origin}/dev-idp/**`, (route) => route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ data: null, error: { status: 404, message: 'Not found' } }) }));
+    await p.goto(`${origin}/sign-in`);
+    await p.getByText('Sign-in goes through your organisation').waitFor();
+    expect(await p.getByLabel('E-mail').count()).toBe(0);
+    await p.getByLabel('id_token from your identity provider').fill('not-a-token');
+    await p.getByRole('button', { name: 'Sign in with this token' }).click();
+    await p.getByText(ERRORS.idTokenInvalid.message).waitFor();
+    const token = server.command('dev-token', '--email', 'member@acme.test').trim();
+    await p.getByLabel('id_token from your identity provider').fill(token);
+    await p.getByRole('button', { name: 'Sign in with this token' }).click();
+    await p.getByRole('heading', { level: 1, name: 'Programs' }).waitFor();
+    await context.close();
+  });
+
+  it('completes a CLI login on the same sign-in page', async () => {
+    const start = await call(origin, 'POST', '/api/v1/cli/auth/start', {});
+    expect(start.status, start.text).toBe(200);
+    const context = await browser.newContext();
+    const p = await newPage(context);
+    await p.goto(start.body.data.login_url);
+    await p.waitForURL(/\/dev-idp\/sign-in\?state=/);
+    await p.getByLabel('E-mail').fill('owner@acme.test');
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByText('You can return to your terminal').waitFor();
+    await shot(p, 'cli-login');
+    const poll = await call(origin, 'GET', `/api/v1/cli/auth/poll?state=${start.body.data.state}`);
+    expect(poll.body.data.status).toBe('complete');
+    await context.close();
+  });
+
+  it('logged no script errors and no refused resources', () => {
+    expect(problems).toEqual([]);
+  });
+});
