@@ -40,8 +40,9 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  if (dbKind === 'sqlite') {
+/** A fresh SQLite file or PostgreSQL schema; `kind` defaults to this run's TEST_DB. */
+export async function createTestDatabase(kind: DbKind = dbKind): Promise<TestDatabase> {
+  if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reftrack-test-'));
     return { url: `sqlite:${path.join(dir, 'test.db')}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
   }
