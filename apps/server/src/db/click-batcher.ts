@@ -4,7 +4,8 @@
  * link and per partner-program; each request is answered only after its batch committed. A failed
  * batch rejects every request in it and leaves nothing behind (one transaction).
  */
-import type { Db } from './knex.js';
+import type { Knex } from 'knex';
+import { isSqlite, type Db } from './knex.js';
 
 export interface ClickWrite {
   /** A new customer row, or undefined when an existing customer is reused (3.1). */
@@ -35,11 +36,14 @@ export class ClickBatcher {
   private readonly maxBatch: number;
   private idleWaiters: Array<() => void> = [];
 
+  private readonly sqlite: boolean;
+
   constructor(
     private readonly db: Db,
     options: ClickBatcherOptions = {},
   ) {
     this.maxBatch = options.maxBatch ?? 500;
+    this.sqlite = isSqlite(db);
   }
 
   submit(write: ClickWrite): Promise<void> {
@@ -102,6 +106,10 @@ export class ClickBatcher {
       enrollments.set(key, pp);
     }
     await this.db.transaction(async (trx) => {
+      if (this.sqlite) {
+        await writeWithPreparedStatements(trx, customers, events, links, enrollments);
+        return;
+      }
       for (let i = 0; i < customers.length; i += INSERT_CHUNK) await trx('customers').insert(customers.slice(i, i + INSERT_CHUNK));
       for (let i = 0; i < events.length; i += INSERT_CHUNK) await trx('click_events').insert(events.slice(i, i + INSERT_CHUNK));
       for (const [id, { n, at }] of links) {
@@ -119,4 +127,50 @@ export class ClickBatcher {
       }
     });
   }
+}
+
+/** The part of better-sqlite3's connection the batch uses. */
+interface SqliteConnection {
+  prepare(sql: string): { run(...params: unknown[]): unknown };
+}
+
+const prepared = new WeakMap<object, Map<string, ReturnType<SqliteConnection['prepare']>>>();
+
+/** A statement prepared once per connection: knex would compile and prepare it anew for every batch. */
+function statement(conn: SqliteConnection, sql: string): ReturnType<SqliteConnection['prepare']> {
+  let cache = prepared.get(conn);
+  if (!cache) prepared.set(conn, (cache = new Map()));
+  let stmt = cache.get(sql);
+  if (!stmt) cache.set(sql, (stmt = conn.prepare(sql)));
+  return stmt;
+}
+
+// better-sqlite3 binds numbers, strings, null and buffers; booleans are stored as 0/1 like knex does.
+const bindable = (v: unknown): unknown => (typeof v === 'boolean' ? (v ? 1 : 0) : v === undefined ? null : v);
+
+function insertAll(conn: SqliteConnection, table: string, rows: Array<Record<string, unknown>>): void {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]);
+  const stmt = statement(conn, `insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
+  for (const row of rows) stmt.run(...columns.map((c) => bindable(row[c])));
+}
+
+/**
+ * SQLite: the batch's rows go through statements prepared once, on the connection of the knex
+ * transaction (knex still owns the connection, the transaction and its commit or rollback).
+ */
+async function writeWithPreparedStatements(
+  trx: Knex.Transaction,
+  customers: Array<Record<string, unknown>>,
+  events: Array<Record<string, unknown>>,
+  links: Map<number, { n: number; at: number }>,
+  enrollments: Map<string, { partnerId: number; programId: number; n: number; at: number }>,
+): Promise<void> {
+  const conn = (await trx.client.acquireConnection()) as SqliteConnection;
+  insertAll(conn, 'customers', customers);
+  insertAll(conn, 'click_events', events);
+  const link = statement(conn, 'update referral_links set clicks = clicks + ?, last_clicked = max(coalesce(last_clicked, 0), ?) where id = ?');
+  for (const [id, { n, at }] of links) link.run(n, at, id);
+  const enrollment = statement(conn, 'update partner_programs set clicks = clicks + ?, last_clicked_at = max(coalesce(last_clicked_at, 0), ?) where partner_id = ? and program_id = ?');
+  for (const { partnerId, programId, n, at } of enrollments.values()) enrollment.run(n, at, partnerId, programId);
 }
