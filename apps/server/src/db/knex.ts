@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { CachingBetterSqlite3Client } from './sqlite-client.js';
 import type { DatabaseConfig } from '../config.js';
 
 // Epoch-millisecond columns are bigint; node-pg returns int8 as strings unless told otherwise.
@@ -16,7 +17,7 @@ export function createDb(config: DatabaseConfig): Db {
   if (config.client === 'sqlite') {
     fs.mkdirSync(path.dirname(config.filename), { recursive: true });
     return knexFactory({
-      client: 'better-sqlite3',
+      client: CachingBetterSqlite3Client as unknown as typeof knexFactory.Client,
       connection: { filename: config.filename },
       useNullAsDefault: true,
       pool: {
@@ -44,7 +45,7 @@ export function createDb(config: DatabaseConfig): Db {
 }
 
 export function isSqlite(db: Db): boolean {
-  return db.client.config.client === 'better-sqlite3';
+  return (db.client as { dialect?: string }).dialect === 'sqlite3';
 }
 
 /** True for a unique-constraint violation on either engine. */
