@@ -4,6 +4,7 @@
  * link and per partner-program; each request is answered only after its batch committed. A failed
  * batch rejects every request in it and leaves nothing behind (one transaction).
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { isSqlite, type Db } from './knex.js';
 
@@ -27,15 +28,18 @@ export interface ClickBatcherOptions {
   maxBatch?: number;
 }
 
-const INSERT_CHUNK = 200;
-
 export class ClickBatcher {
   private queue: Pending[] = [];
-  private flushing = false;
+  private inFlight = 0;
   private scheduled = false;
   private readonly maxBatch: number;
+  /**
+   * Batches committing at once. SQLite has one writer, so one. PostgreSQL spends most of a batch
+   * waiting on round trips and the commit's WAL flush: a second batch builds and writes meanwhile
+   * (the two meet only on the counter rows, updated last, just before each commit).
+   */
+  private readonly maxInFlight: number;
   private idleWaiters: Array<() => void> = [];
-
   private readonly sqlite: boolean;
 
   constructor(
@@ -44,6 +48,7 @@ export class ClickBatcher {
   ) {
     this.maxBatch = options.maxBatch ?? 500;
     this.sqlite = isSqlite(db);
+    this.maxInFlight = this.sqlite ? 1 : 2;
   }
 
   submit(write: ClickWrite): Promise<void> {
@@ -55,12 +60,12 @@ export class ClickBatcher {
 
   /** Resolves once everything submitted so far has been committed or failed. */
   drain(): Promise<void> {
-    if (!this.flushing && this.queue.length === 0) return Promise.resolve();
+    if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   private schedule(): void {
-    if (this.flushing || this.scheduled) return;
+    if (this.inFlight >= this.maxInFlight || this.scheduled) return;
     this.scheduled = true;
     // One turn of the event loop lets the requests already read off the sockets join this batch.
     setImmediate(() => {
@@ -70,23 +75,23 @@ export class ClickBatcher {
   }
 
   private async flush(): Promise<void> {
-    if (this.flushing) return;
+    if (this.inFlight >= this.maxInFlight) return;
     const batch = this.queue.splice(0, this.maxBatch);
     if (batch.length === 0) {
-      for (const wake of this.idleWaiters.splice(0)) wake();
+      if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
       return;
     }
-    this.flushing = true;
+    this.inFlight++;
     try {
       await this.commit(batch.map((p) => p.write));
       for (const p of batch) p.resolve();
     } catch (err) {
       for (const p of batch) p.reject(err);
     } finally {
-      this.flushing = false;
+      this.inFlight--;
     }
-    if (this.queue.length > 0) void this.flush();
-    else for (const wake of this.idleWaiters.splice(0)) wake();
+    if (this.queue.length > 0) this.schedule();
+    else if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
   private async commit(writes: ClickWrite[]): Promise<void> {
@@ -110,21 +115,7 @@ export class ClickBatcher {
         await writeWithPreparedStatements(trx, customers, events, links, enrollments);
         return;
       }
-      for (let i = 0; i < customers.length; i += INSERT_CHUNK) await trx('customers').insert(customers.slice(i, i + INSERT_CHUNK));
-      for (let i = 0; i < events.length; i += INSERT_CHUNK) await trx('click_events').insert(events.slice(i, i + INSERT_CHUNK));
-      for (const [id, { n, at }] of links) {
-        await trx('referral_links')
-          .where({ id })
-          .update({ clicks: trx.raw('clicks + ?', [n]), last_clicked: trx.raw('CASE WHEN last_clicked IS NULL OR last_clicked < ? THEN ? ELSE last_clicked END', [at, at]) });
-      }
-      for (const { partnerId, programId, n, at } of enrollments.values()) {
-        await trx('partner_programs')
-          .where({ partner_id: partnerId, program_id: programId })
-          .update({
-            clicks: trx.raw('clicks + ?', [n]),
-            last_clicked_at: trx.raw('CASE WHEN last_clicked_at IS NULL OR last_clicked_at < ? THEN ? ELSE last_clicked_at END', [at, at]),
-          });
-      }
+      await writeWithArrays(trx, customers, events, links, enrollments);
     });
   }
 }
@@ -173,4 +164,56 @@ async function writeWithPreparedStatements(
   for (const [id, { n, at }] of links) link.run(n, at, id);
   const enrollment = statement(conn, 'update partner_programs set clicks = clicks + ?, last_clicked_at = max(coalesce(last_clicked_at, 0), ?) where partner_id = ? and program_id = ?');
   for (const { partnerId, programId, n, at } of enrollments.values()) enrollment.run(n, at, partnerId, programId);
+}
+
+/** The part of node-postgres's client the batch uses. */
+interface PgConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
+}
+
+/** Column types for `unnest`; every other column of these tables is text. */
+const PG_TYPES: Record<string, string> = {
+  program_id: 'int4',
+  partner_id: 'int4',
+  link_id: 'int4',
+  is_test: 'bool',
+  click_at: 'int8',
+  click_timestamp: 'int8',
+  created_at: 'int8',
+};
+
+/** A named statement: node-postgres prepares it once per connection and reuses its plan. */
+function pgQuery(conn: PgConnection, text: string, values: unknown[]): Promise<unknown> {
+  return conn.query({ name: 'rt_' + createHash('sha1').update(text).digest('hex').slice(0, 16), text, values });
+}
+
+/** All rows of a table in one statement of fixed text: one array parameter per column. */
+async function insertArrays(conn: PgConnection, table: string, rows: Array<Record<string, unknown>>): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]);
+  const casts = columns.map((c, i) => `$${i + 1}::${PG_TYPES[c] ?? 'text'}[]`).join(', ');
+  await pgQuery(conn, `insert into ${table} (${columns.join(', ')}) select * from unnest(${casts})`, columns.map((c) => rows.map((r) => r[c] ?? null)));
+}
+
+/**
+ * PostgreSQL: the batch goes out as a few statements of fixed text on the connection of the knex
+ * transaction (knex still owns the connection, the transaction and its commit or rollback).
+ */
+async function writeWithArrays(
+  trx: Knex.Transaction,
+  customers: Array<Record<string, unknown>>,
+  events: Array<Record<string, unknown>>,
+  links: Map<number, { n: number; at: number }>,
+  enrollments: Map<string, { partnerId: number; programId: number; n: number; at: number }>,
+): Promise<void> {
+  const conn = (await trx.client.acquireConnection()) as PgConnection;
+  await insertArrays(conn, 'customers', customers);
+  await insertArrays(conn, 'click_events', events);
+  // Rows are locked in one order (by key) so that two batches in flight cannot deadlock.
+  for (const [id, { n, at }] of [...links].sort((a, b) => a[0] - b[0])) {
+    await pgQuery(conn, 'update referral_links set clicks = clicks + $1, last_clicked = greatest(coalesce(last_clicked, 0), $2) where id = $3', [n, at, id]);
+  }
+  for (const { partnerId, programId, n, at } of [...enrollments.values()].sort((a, b) => a.partnerId - b.partnerId || a.programId - b.programId)) {
+    await pgQuery(conn, 'update partner_programs set clicks = clicks + $1, last_clicked_at = greatest(coalesce(last_clicked_at, 0), $2) where partner_id = $3 and program_id = $4', [n, at, partnerId, programId]);
+  }
 }
