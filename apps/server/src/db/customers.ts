@@ -1,7 +1,7 @@
 /** Customer lookups shared by the lead and sale routes. */
 import type { Knex } from 'knex';
 import { bool } from './knex.js';
-import type { CustomerStatus } from '@reftrack/contract';
+import type { CustomerStatus, LeadAuth } from '@reftrack/contract';
 
 export interface CustomerRecord {
   id: number;
@@ -13,9 +13,21 @@ export interface CustomerRecord {
   clickAt: number;
   leadAt: number | null;
   convertedAt: number | null;
+  /** The program's lead_auth, read with the customer (the lead call needs both). */
+  leadAuth: LeadAuth;
+  /** The customer's provisional (unsettled) lead, if a browser lead under server_required left one. */
+  provisionalLeadId: number | null;
 }
 
-const COLUMNS = ['id', 'click_id', 'program_id', 'partner_id', 'customer_key', 'status', 'click_at', 'lead_at', 'converted_at', 'is_test'];
+/** One statement reads the customer, its program's lead_auth and its provisional lead. */
+function customerQuery(db: Knex): Knex.QueryBuilder {
+  return db('customers as c')
+    .join('programs as p', 'p.id', 'c.program_id')
+    .select(
+      'c.id', 'c.click_id', 'c.program_id', 'c.partner_id', 'c.customer_key', 'c.status', 'c.click_at', 'c.lead_at', 'c.converted_at', 'c.is_test', 'p.lead_auth',
+      db.raw('(select le.id from lead_events le where le.customer_id = c.id and le.provisional = ? and le.is_test = c.is_test order by le.id limit 1) as provisional_lead_id', [true]),
+    );
+}
 
 /** Real flows see only real customers; synthetic chains (`test`) see only their test-flagged ones. */
 function toRecord(row: Record<string, unknown> | undefined, test: boolean): CustomerRecord | undefined {
@@ -30,12 +42,14 @@ function toRecord(row: Record<string, unknown> | undefined, test: boolean): Cust
     clickAt: Number(row.click_at),
     leadAt: row.lead_at == null ? null : Number(row.lead_at),
     convertedAt: row.converted_at == null ? null : Number(row.converted_at),
+    leadAuth: row.lead_auth as LeadAuth,
+    provisionalLeadId: row.provisional_lead_id == null ? null : Number(row.provisional_lead_id),
   };
 }
 
 export async function customerByClickId(db: Knex, clickId: string, test = false): Promise<CustomerRecord | undefined> {
   if (clickId.length > 64) return undefined;
-  return toRecord(await db('customers').where({ click_id: clickId }).first(COLUMNS), test);
+  return toRecord(await customerQuery(db).where('c.click_id', clickId).first(), test);
 }
 
 /**
@@ -45,10 +59,10 @@ export async function customerByClickId(db: Knex, clickId: string, test = false)
 export async function customerByKey(db: Knex, customerKey: string, programId?: number, test = false): Promise<CustomerRecord | undefined> {
   if (customerKey.length > 255) return undefined;
   if (programId !== undefined) {
-    const own = toRecord(await db('customers').where({ customer_key: customerKey, program_id: programId, is_test: test }).orderBy('id', 'asc').first(COLUMNS), test);
+    const own = toRecord(await customerQuery(db).where({ 'c.customer_key': customerKey, 'c.program_id': programId, 'c.is_test': test }).orderBy('c.id', 'asc').first(), test);
     if (own) return own;
   }
-  return toRecord(await db('customers').where({ customer_key: customerKey, is_test: test }).orderBy('id', 'desc').first(COLUMNS), test);
+  return toRecord(await customerQuery(db).where({ 'c.customer_key': customerKey, 'c.is_test': test }).orderBy('c.id', 'desc').first(), test);
 }
 
 /** click_id first, then customer_key, as the lead and sale calls document. */

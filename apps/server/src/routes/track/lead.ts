@@ -1,7 +1,7 @@
 /** POST /api/v1/track/lead — spec 4.2, 3.1 (lead rows), 7.4. */
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
-import { ERRORS, type LeadResponse, type LeadAuth } from '@reftrack/contract';
+import { ERRORS, type LeadResponse } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
 import { readBody, str, testModeOf, text } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
@@ -44,10 +44,10 @@ export async function testLead(trx: Knex.Transaction, input: LeadInput, programI
 }
 
 /** The 3.1 transitions from `click` (and from a provisional lead). */
-async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input: LeadInput, mode: 'server' | 'browser', leadAuth: LeadAuth, now: number, test: boolean): Promise<LeadResponse> {
+async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input: LeadInput, mode: 'server' | 'browser', now: number, test: boolean): Promise<LeadResponse> {
   if (customer.status !== 'click') fail(ERRORS.leadStatus, { status: customer.status });
-  const provisional = await trx('lead_events').where({ customer_id: customer.id, is_test: test, provisional: true }).first('id');
-  if (mode === 'browser' && leadAuth === 'server_required') {
+  const provisional = customer.provisionalLeadId === null ? undefined : { id: customer.provisionalLeadId };
+  if (mode === 'browser' && customer.leadAuth === 'server_required') {
     // Provisional: not settled, no user id saved, not counted or paid; repeating it records nothing.
     const leadId = provisional
       ? Number(provisional.id)
@@ -110,8 +110,7 @@ export function performLead(atomic: Atomic, key: KeyContext | undefined, input: 
     const customer = await findCustomer(trx, input, key?.programId, test);
     if (!customer) fail(ERRORS.leadCustomerNotFound);
     if (key && customer.programId !== key.programId) fail(ERRORS.leadWrongProgram);
-    const program = await trx('programs').where({ id: customer.programId }).first('lead_auth');
-    return recordLead(trx, customer, input, key ? 'server' : 'browser', (program?.lead_auth ?? 'server_required') as LeadAuth, now, test);
+    return recordLead(trx, customer, input, key ? 'server' : 'browser', now, test);
   });
 }
 
