@@ -6,25 +6,37 @@ import type { RequestState } from './state.js';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/**
+ * Up to this many bytes of an oversized body are read and dropped before the 413 goes out: closing
+ * a socket that still holds unread request bytes makes the kernel reset the connection, and the
+ * client may then never see the answer. Anything larger is refused at once and the socket closed.
+ */
+const DRAIN_LIMIT = 8 * 1024 * 1024;
+
 function readRaw(ctx: Context, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length'));
-  if (declared > limit) return Promise.reject(new ApiError(ERRORS.bodyTooLarge));
+  const req = ctx.req;
+  if (declared > DRAIN_LIMIT) {
+    ctx.set('Connection', 'close');
+    return Promise.reject(new ApiError(ERRORS.bodyTooLarge));
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const req = ctx.req;
+    let tooLarge = declared > limit;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
+      if (size > limit) tooLarge = true;
+      if (size > DRAIN_LIMIT) {
         req.removeAllListeners('data');
-        // Keep draining so the socket can carry the 413 answer.
-        req.resume();
+        req.pause();
+        ctx.set('Connection', 'close');
         reject(new ApiError(ERRORS.bodyTooLarge));
         return;
       }
-      chunks.push(chunk);
+      if (!tooLarge) chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks, size)));
+    req.on('end', () => (tooLarge ? reject(new ApiError(ERRORS.bodyTooLarge)) : resolve(Buffer.concat(chunks, size))));
     req.on('error', reject);
   });
 }
