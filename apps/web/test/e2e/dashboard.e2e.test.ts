@@ -85,11 +85,14 @@ describe('dashboard (owner)', () => {
   it('serves the app at / and sends a signed-out visitor to the sign-in form', async () => {
     await page.goto(`${origin}/`);
     await page.getByRole('heading', { level: 1, name: `Sign in to ${BRAND.name}` }).waitFor();
+    // The app renders the form first and then rewrites the address; wait for both under load.
+    await page.waitForURL(/\/sign-in/);
     expect(page.url()).toContain('/sign-in');
     await page.getByLabel('E-mail').waitFor();
     expect(await axeViolations(page)).toEqual([]);
     await shot(page, 'sign-in');
     await signIn(page, 'owner@acme.test');
+    await page.waitForURL((url) => url.pathname === '/programs');
     expect(new URL(page.url()).pathname).toBe('/programs');
     await page.getByRole('link', { name: 'Acme Store' }).waitFor();
     await shot(page, 'programs');
