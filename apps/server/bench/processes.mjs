@@ -259,7 +259,7 @@ export function seed(main, databaseUrl, fixtureFile) {
  * Starts the Reftrack server (one process, or `processes` workers behind node:cluster) and waits
  * for GET /healthz to answer 200.
  * @param {{ main: string, databaseUrl: string, processes: number, logFile: string, cpuProfDir?: string }} o
- * @returns {Promise<{ url: string, pids: () => number[], stop: () => Promise<void>, logFile: string }>}
+ * @returns {Promise<{ url: string, pids: () => number[], stop: () => Promise<void>, logFile: string, unexpectedExit: () => string | undefined }>}
  */
 export async function startServer(o) {
   const port = await freePort();
@@ -293,6 +293,14 @@ export async function startServer(o) {
     child.stdout?.on('data', (d) => fs.appendFileSync(o.logFile, d));
   }
   fs.closeSync(log);
+  // A server that dies during a run (a crash, or a signal from something else on the host) must
+  // be reported as such, not as a slow or refusing server.
+  let stopping = false;
+  /** @type {string | undefined} */
+  let died;
+  child.once('exit', (code, signal) => {
+    if (!stopping) died = `server process ${child.pid} exited during the run (${signal ? `signal ${signal}` : `code ${code}`}) at ${new Date().toISOString()}`;
+  });
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitFor200(`${url}/healthz`, child);
@@ -303,8 +311,12 @@ export async function startServer(o) {
   return {
     url,
     pids: () => [/** @type {number} */ (child.pid), ...workerPids],
-    stop: () => stopChild(child),
+    stop: () => {
+      stopping = true;
+      return stopChild(child);
+    },
     logFile: o.logFile,
+    unexpectedExit: () => died,
   };
 }
 
@@ -318,35 +330,55 @@ export function tail(file, lines) {
 }
 
 /**
- * Warnings and errors the server logged (pino JSON lines, level 40 and 50+), with the distinct messages.
+ * Warnings and errors the server logged (pino JSON lines, level 40 and 50+; other lines that
+ * mention an error count as errors), split at `stopOffset`: the log's size when the benchmark
+ * asked the server to stop. What comes after is the server's shutdown, not the run.
  * @param {string} file
+ * @param {number} [stopOffset]
  */
-export function logSummary(file) {
+export function logSummary(file, stopOffset = Infinity) {
   let text = '';
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch {
-    return { warn: 0, error: 0, messages: [] };
+    text = '';
   }
+  const cut = Math.min(text.length, stopOffset);
+  return { run: summarize(text.slice(0, cut)), shutdown: summarize(text.slice(cut)) };
+}
+
+/** @param {string} text */
+function summarize(text) {
   let warn = 0;
   let error = 0;
   const messages = new Map();
+  const add = (msg) => messages.set(msg, (messages.get(msg) ?? 0) + 1);
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     let entry;
     try {
       entry = JSON.parse(line);
     } catch {
-      // not pino: a crash trace or a warning from node itself
-      error += /error/i.test(line) ? 1 : 0;
-      if (/error/i.test(line)) messages.set(line.slice(0, 200), (messages.get(line.slice(0, 200)) ?? 0) + 1);
+      // Not pino: a crash trace, or a library writing to the console (knex does). Stack frames
+      // ("    at ...") belong to the line before.
+      if (/^\s+at /.test(line) || !/error/i.test(line)) continue;
+      error++;
+      add(`error: ${line.trim().slice(0, 160)}`);
       continue;
     }
     if (entry.level >= 50) error++;
     else if (entry.level >= 40) warn++;
     else continue;
-    const msg = `${entry.level >= 50 ? 'error' : 'warn'}: ${entry.msg ?? ''}${entry.err?.message ? ` — ${entry.err.message}` : ''}`.slice(0, 200);
-    messages.set(msg, (messages.get(msg) ?? 0) + 1);
+    add(`${entry.level >= 50 ? 'error' : 'warn'}: ${entry.msg ?? ''}${entry.err?.message ? ` — ${entry.err.message}` : ''}`.slice(0, 200));
   }
   return { warn, error, messages: [...messages].map(([message, count]) => ({ message, count })).slice(0, 10) };
+}
+
+/** @param {string} file */
+export function fileSize(file) {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
 }

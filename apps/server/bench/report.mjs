@@ -2,6 +2,7 @@
  * Targets, the printed table and the machine-readable result (bench-results/latest.json at the
  * repository root, which .gitignore already excludes).
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -127,6 +128,32 @@ export function machine() {
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     node: process.version,
     platform: `${os.type()} ${os.release()}`,
+  };
+}
+
+/**
+ * Which code was measured: the commit, whether the server's sources differ from it, and when the
+ * measured build was made (the figures belong to that build, not to the sources).
+ * @param {string} repoRoot @param {string} serverDir
+ */
+export function codeVersion(repoRoot, serverDir) {
+  const git = (...args) => {
+    try {
+      return execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  let distBuiltAt = 'unknown';
+  try {
+    distBuiltAt = fs.statSync(path.join(serverDir, 'dist', 'main.js')).mtime.toISOString();
+  } catch {
+    // reported as unknown
+  }
+  return {
+    commit: git('rev-parse', '--short', 'HEAD') || 'unknown',
+    dirty: git('status', '--porcelain', '--', 'apps/server/src', 'apps/server/migrations', 'packages/contract') !== '',
+    distBuiltAt,
   };
 }
 

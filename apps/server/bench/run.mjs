@@ -11,17 +11,23 @@
  * entries, caches, heap — do not weigh on the next, and a --profile covers exactly one route), and
  * every run is checked: any answer that is not 2xx makes it invalid, and the rows in the database
  * must match the acknowledged answers. Results: a table on stdout and bench-results/latest.json.
+ *
+ * Modules: options.mjs (arguments), fixture.mjs (programs, keys, links), db.mjs (fresh databases,
+ * row counts), processes.mjs (children, CPU from /proc), bare-server.mjs and cluster.mjs (child
+ * programs), load.mjs (wrk, autocannon), measure.mjs (one run, noise guard, checks), report.mjs
+ * (targets, table, result file), profile.mjs (--profile summaries). docs/performance.md has the method.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { buildFixture, HOT_LINK, programDomain, programKey, programLink } from './fixture.mjs';
 import { createPostgres, createSqlite, findPostgres, writeCounts } from './db.mjs';
 import { runAutocannon, runWrk, wrkAvailable } from './load.mjs';
-import { cpuMeter, logSummary, round, seed, SERVER_DIR, snapshotServer, startBareServer, startServer, waitForQuietHost } from './processes.mjs';
-import { checkTargets, machine, renderChecks, renderInvalid, renderTable, renderTargets, writeResult } from './report.mjs';
+import { fileSize, logSummary, round, seed, SERVER_DIR, snapshotServer, startBareServer, startServer } from './processes.mjs';
+import { checkTargets, codeVersion, machine, renderChecks, renderInvalid, renderTable, renderTargets, writeResult } from './report.mjs';
+import { ackedAndSlack, makeRow, measured, verifyClicks, warmNote } from './measure.mjs';
+import { parseOptions } from './options.mjs';
 import { renderProfile, summarizeProfile } from './profile.mjs';
 
 const REPO_ROOT = path.resolve(SERVER_DIR, '..', '..');
@@ -33,61 +39,11 @@ const CLICK_HEADERS = { 'Content-Type': 'application/json', 'User-Agent': USER_A
 const CLICK_BODY = JSON.stringify({ affiliate_url: `https://acme.test/?aff=${HOT_LINK}`, page_url: 'https://acme.test/', session_id: 's1' });
 /** The sale and refund bucket: 120 a minute per key. Runs stay under it with a margin. */
 const SALE_BUDGET_PER_KEY = 110;
+/** Runs of the bare baseline with the click run's tool; the median is the ratio's denominator. */
+const BARE_REPEATS = 3;
 
 /** @typedef {import('./report.mjs').Row} Row */
 /** @typedef {import('./load.mjs').LoadResult} LoadResult */
-
-function parseOptions() {
-  const args = process.argv.slice(2).filter((a) => a !== '--');
-  const { values } = parseArgs({
-    args,
-    options: {
-      db: { type: 'string' },
-      duration: { type: 'string', default: '10' },
-      connections: { type: 'string', default: '50' },
-      processes: { type: 'string', default: '1' },
-      warmup: { type: 'string', default: '2' },
-      threads: { type: 'string', default: '1' },
-      programs: { type: 'string', default: '2000' },
-      'lead-pool': { type: 'string' },
-      loadgen: { type: 'string' },
-      routes: { type: 'string', default: 'click,lead,sale' },
-      profile: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    console.log(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(2, 14).join('\n'));
-    process.exit(0);
-  }
-  const int = (name, min) => {
-    const n = Number(values[name]);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}`);
-    return n;
-  };
-  const duration = int('duration', 1);
-  const warmup = int('warmup', 0);
-  const routes = values.routes.split(',').map((r) => r.trim());
-  for (const r of routes) if (!['click', 'lead', 'sale'].includes(r)) throw new Error(`--routes: unknown route ${r}`);
-  if (values.db && !['sqlite', 'postgres', 'both'].includes(values.db)) throw new Error('--db must be sqlite, postgres or both');
-  if (values.loadgen && !['wrk', 'autocannon'].includes(values.loadgen)) throw new Error('--loadgen must be wrk or autocannon');
-  return {
-    db: values.db,
-    duration,
-    warmup,
-    connections: int('connections', 1),
-    processes: int('processes', 1),
-    threads: int('threads', 1),
-    programs: int('programs', 1),
-    // Enough click ids for a lead run at 2,500/s, a quarter over the target; the run stops early
-    // (and says so) if the route is faster than that, rather than reuse an id (a 400). Making
-    // them is the slow part of the benchmark: clicks spread over every program's link.
-    leadPool: values['lead-pool'] ? int('lead-pool', 1) : (duration + warmup) * 2500,
-    loadgen: values.loadgen,
-    routes,
-    profile: values.profile,
-  };
-}
 
 /** Cleanup steps run on the way out, also after Ctrl-C: stop children, drop schemas, remove files. */
 const cleanups = [];
@@ -98,98 +54,6 @@ process.on('SIGINT', () => {
   console.error('\ninterrupted: cleaning up');
   cleanup().finally(() => process.exit(130));
 });
-
-/**
- * One result row from a load run and the CPU meter around it.
- * @param {string} db @param {string} route @param {LoadResult} r
- * @param {ReturnType<ReturnType<typeof cpuMeter>['stop']>} cpu
- * @returns {Row}
- */
-function makeRow(db, route, r, cpu) {
-  /** @type {Row} */
-  const row = {
-    db,
-    route,
-    tool: r.tool,
-    durationS: r.durationS,
-    requests: r.requests,
-    ok: r.ok,
-    rps: r.rps,
-    okRps: round(r.ok / Math.max(0.001, r.durationS), 0),
-    p50Ms: r.p50Ms,
-    p99Ms: r.p99Ms,
-    maxMs: r.maxMs,
-    non2xx: r.non2xx,
-    statusCodes: r.statusCodes,
-    socketErrors: r.socketErrors,
-    timeouts: r.timeouts,
-    ratioToBare: null,
-    serverCpuS: cpu.serverCpuS,
-    cpuMsPerRequest: round((1000 * cpu.serverCpuS) / Math.max(1, r.requests), 3),
-    postgresCpuS: cpu.postgresCpuS,
-    loadgenCpuS: r.tool === 'wrk' ? r.loadgenCpuS : cpu.benchProcessCpuS,
-    hostBusyPct: cpu.hostBusyPct,
-    otherCpuS: cpu.otherCpuS,
-    verify: null,
-    notes: [],
-    targets: [],
-    valid: r.non2xx === 0 && r.socketErrors === 0 && r.timeouts === 0 && r.ok > 0,
-  };
-  noteNoise(row, os.cpus().length);
-  return row;
-}
-
-/**
- * Notes a run during which other processes used a noticeable share of the CPU.
- * @param {Row} row @param {number} cores
- */
-function noteNoise(row, cores) {
-  const share = row.otherCpuS / Math.max(0.001, row.durationS * cores);
-  if (share > 0.05) row.notes.push(`NOISY: other processes on the host used ${row.otherCpuS} CPU s (${Math.round(100 * share)}% of the machine) during the run`);
-}
-
-/**
- * Runs an optional warm-up (not measured, but its answers are counted for the checks), then the
- * measured run with a CPU meter around it.
- * @param {{ pids: () => number[] }} server
- * @param {(seconds: number, warm: boolean) => Promise<LoadResult>} load
- * @param {number} warmup @param {number} duration
- */
-async function measured(server, load, warmup, duration) {
-  const quiet = await waitForQuietHost();
-  if (!quiet.quiet) console.log(`  WARNING: host still ${quiet.busyPct}% busy with other work after waiting ${quiet.waitedS} s; measuring anyway`);
-  else if (quiet.waitedS > 1) console.log(`  (waited ${quiet.waitedS} s for other work on the host to finish)`);
-  /** @type {LoadResult | undefined} */
-  let warm;
-  if (warmup > 0) warm = await load(warmup, true);
-  const meter = cpuMeter(server.pids);
-  const result = await load(duration, false);
-  return { warm, result, cpu: meter.stop(), quiet };
-}
-
-/**
- * Every acknowledged click must be committed (the design's group commit answers only after the
- * batch committed). Requests in flight when the load generator stopped may have been committed
- * too: at most one per connection per run (wrk cannot say how many; autocannon can).
- * @param {Row} row
- * @param {Awaited<ReturnType<typeof writeCounts>>} before @param {Awaited<ReturnType<typeof writeCounts>>} after
- * @param {Array<LoadResult | undefined>} runs  the measured run and its warm-up
- * @param {number} connections
- */
-function verifyClicks(row, before, after, runs, connections) {
-  const done = runs.filter((r) => r !== undefined);
-  const acked = done.reduce((a, r) => a + r.ok, 0);
-  const slack = done.reduce((a, r) => a + (r.tool === 'wrk' ? connections : r.sent - r.requests), 0);
-  const events = after.clickEvents - before.clickEvents;
-  const customers = after.customers - before.customers;
-  const counters = after.linkClicks - before.linkClicks;
-  const ok = events >= acked && events <= acked + slack && customers === events && counters === events;
-  row.verify = { ok, text: `click_events +${events} for ${acked} acknowledged clicks (≤ ${slack} more in flight at the cut-off); customers +${customers}; referral_links.clicks +${counters}` };
-  if (!ok) row.valid = false;
-}
-
-/** @param {LoadResult | undefined} w */
-const warmNote = (w) => (w && (w.non2xx || w.socketErrors || w.timeouts) ? [`warm-up had ${w.non2xx} non-2xx, ${w.socketErrors} socket errors, ${w.timeouts} timeouts`] : []);
 
 async function main() {
   const opts = parseOptions();
@@ -207,9 +71,11 @@ async function main() {
   /** @type {Array<'sqlite' | 'postgres'>} */
   const databases = opts.db === 'sqlite' ? ['sqlite'] : opts.db === 'postgres' ? ['postgres'] : postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];
   const m = machine();
+  const code = codeVersion(REPO_ROOT, SERVER_DIR);
   const runId = crypto.randomBytes(4).toString('hex');
 
   console.log(`Reftrack benchmark ${runId}: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, node ${m.node}`);
+  console.log(`code: commit ${code.commit}${code.dirty ? ' + uncommitted changes in apps/server/src' : ''}; apps/server/dist built ${code.distBuiltAt}`);
   console.log(`server: ${serverMain} (snapshot of apps/server/dist), ${opts.processes} process(es)${opts.processes > 1 ? ' behind node:cluster (bench/cluster.mjs)' : ''}`);
   console.log(`load: ${opts.connections} connections, ${opts.duration} s measured after ${opts.warmup} s warm-up; click runs with ${tool}${tool === 'wrk' ? ` (${opts.threads} thread(s), Lua script)` : ''}, lead and sale runs with autocannon (they need each answer)`);
   console.log(`databases: ${databases.join(', ')}${!postgresUrl && opts.db !== 'sqlite' ? ' (PostgreSQL not reachable)' : ''}`);
@@ -224,6 +90,8 @@ async function main() {
   const rows = [];
   /** @type {Record<string, unknown>} */
   const extra = { profiles: {} };
+  /** @type {Map<string, string[]>} server log message → where it appeared */
+  const serverLog = new Map();
 
   /** The click route's load, with either tool. */
   const clickLoad = (url, seconds, using = tool) =>
@@ -235,17 +103,29 @@ async function main() {
   //    autocannon too: the ceiling of the tool the lead and sale runs use on this machine.
   /** @type {Record<string, number>} */
   const bareRps = {};
+  // The denominator of the click target, so measured three times (each on a quiet host as far
+  // as possible) and the median reported: on two shared cores single runs vary by ±15%.
   for (const using of tool === 'wrk' ? ['wrk', 'autocannon'] : ['autocannon']) {
-    const bare = await startBareServer();
-    cleanups.push(bare.stop);
-    console.log(`\n[bare] node:http baseline with ${using}...`);
-    const { warm, result, cpu } = await measured(bare, (s) => clickLoad(bare.url, s, using), opts.warmup, opts.duration);
-    await bare.stop();
-    const row = makeRow('bare', 'click', result, cpu);
-    row.notes.push(...warmNote(warm));
+    const repeats = using === tool ? BARE_REPEATS : 1;
+    /** @type {Row[]} */
+    const tries = [];
+    for (let i = 0; i < repeats; i++) {
+      const bare = await startBareServer();
+      cleanups.push(bare.stop);
+      console.log(`\n[bare] node:http baseline with ${using}${repeats > 1 ? ` (${i + 1} of ${repeats})` : ''}...`);
+      const { warm, result, cpu, attempts } = await measured(bare, (s) => clickLoad(bare.url, s, using), opts.warmup, opts.duration, 2);
+      await bare.stop();
+      const row = makeRow('bare', 'click', result, cpu);
+      row.notes.push(...warmNote(warm));
+      if (attempts > 1) row.notes.push(`measured ${attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
+      tries.push(row);
+      console.log(`[bare] ${result.rps} req/s, p99 ${result.p99Ms} ms (${using})`);
+    }
+    const sorted = [...tries].sort((a, b) => a.rps - b.rps);
+    const row = sorted[Math.floor(sorted.length / 2)];
+    if (tries.length > 1) row.notes.push(`median of ${tries.length} runs: ${tries.map((t) => t.rps).join(', ')} req/s`);
     rows.push(row);
-    bareRps[using] = result.rps;
-    console.log(`[bare] ${result.rps} req/s, p99 ${result.p99Ms} ms (${using})`);
+    bareRps[using] = row.rps;
   }
 
   for (const kind of databases) {
@@ -261,7 +141,7 @@ async function main() {
      * @template T
      * @param {string} phase @param {boolean} profiled
      * @param {(server: Awaited<ReturnType<typeof startServer>>) => Promise<T>} work
-     * @returns {Promise<{ value: T, log: ReturnType<typeof logSummary>, profile?: string }>}
+     * @returns {Promise<{ value: T, log: ReturnType<typeof logSummary>, profile?: string, died?: string }>}
      */
     const withServer = async (phase, profiled, work) => {
       const cpuProfDir = opts.profile && profiled ? path.join(tmpDir, `prof-${kind}-${phase}`) : undefined;
@@ -269,11 +149,21 @@ async function main() {
       const server = await startServer({ main: serverMain, databaseUrl: db.databaseUrl, processes: opts.processes, logFile, cpuProfDir });
       cleanups.push(server.stop);
       let value;
+      let stopOffset = Infinity;
       try {
         value = await work(server);
+        // Requests whose client the load generator dropped at its cut-off are still being
+        // handled; let them finish before asking the server to stop.
+        await new Promise((r) => setTimeout(r, 1000));
       } finally {
+        stopOffset = fileSize(logFile);
         await server.stop();
+        // Kept for reading after the run (the temporary directory is removed).
+        const logs = path.join(REPO_ROOT, 'bench-results', 'logs');
+        fs.mkdirSync(logs, { recursive: true });
+        fs.copyFileSync(logFile, path.join(logs, `${kind}-${phase}.log`));
       }
+      const died = server.unexpectedExit();
       let profile;
       if (cpuProfDir && fs.existsSync(cpuProfDir)) {
         const dest = path.join(REPO_ROOT, 'bench-results', 'profiles');
@@ -289,13 +179,23 @@ async function main() {
         }
         profile = lines.join('\n');
       }
-      return { value, log: logSummary(logFile), profile };
+      return { value, log: logSummary(logFile, stopOffset), profile, died };
     };
 
-    /** @param {Row} row @param {ReturnType<typeof logSummary>} log @param {string | undefined} profile */
-    const finish = (row, log, profile) => {
-      if (log.error || log.warn) row.notes.push(`server logged ${log.error} error(s), ${log.warn} warning(s): ${log.messages.map((x) => `${x.message} ×${x.count}`).join('; ')}`);
-      if (log.error) row.valid = false;
+    /** @param {Row} row @param {ReturnType<typeof logSummary>} log @param {string | undefined} profile @param {string | undefined} died */
+    const finish = (row, log, profile, died) => {
+      if (died) {
+        row.notes.push(`${died} (log: bench-results/logs/${kind}-${row.route}.log)`);
+        row.valid = false;
+      }
+      const errors = (part) => part.messages.filter((x) => x.message.startsWith('error')).map((x) => `${x.message} ×${x.count}`).join('; ');
+      if (log.run.error) row.notes.push(`server logged ${log.run.error} error(s) during the run: ${errors(log.run)}`);
+      if (log.run.error) row.valid = false;
+      // Not the run's fault, but the server's: reported, the figures stay valid.
+      if (log.shutdown.error) row.notes.push(`server logged ${log.shutdown.error} error(s) while shutting down: ${errors(log.shutdown)}`);
+      for (const [when, part] of [['', log.run], [' at shutdown', log.shutdown]]) {
+        for (const x of part.messages) serverLog.set(x.message, [...(serverLog.get(x.message) ?? []), `${kind} ${row.route}${when} ×${x.count}`]);
+      }
       if (profile) console.log(profile);
       checkTargets(row);
       rows.push(row);
@@ -307,14 +207,15 @@ async function main() {
     if (opts.routes.includes('click')) {
       console.log(`[${kind}] click run...`);
       const before = await writeCounts(db.knex);
-      const { value, log, profile } = await withServer('click', true, (server) => measured(server, (s) => clickLoad(server.url, s), opts.warmup, opts.duration));
+      const { value, log, profile, died } = await withServer('click', true, (server) => measured(server, (s) => clickLoad(server.url, s), opts.warmup, opts.duration, 2));
       const after = await writeCounts(db.knex);
       const { warm, result, cpu } = value;
       const row = makeRow(kind, 'click', result, cpu);
       row.ratioToBare = round(result.rps / bareRps[result.tool], 3);
       row.notes.push(...warmNote(warm));
-      verifyClicks(row, before, after, [result, warm], opts.connections);
-      finish(row, log, profile);
+      verifyClicks(row, before, after, value.all, opts.connections);
+      if (value.attempts > 1) row.notes.push(`measured ${value.attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
+      finish(row, log, profile, died);
     }
 
     if (!opts.routes.includes('lead') && !opts.routes.includes('sale')) continue;
@@ -350,12 +251,12 @@ async function main() {
       const before = await writeCounts(db.knex);
       // Measured like the others (no warm-up; it ends when the pool is full), reported without a
       // target: the click route on a long tail of links rather than one hot link.
-      const { value, log, profile } = await withServer('click-spread', true, (server) => measured(server, (s) => prepLoad(server.url, s), 0, 3600));
+      const { value, log, profile, died } = await withServer('click-spread', true, (server) => measured(server, (s) => prepLoad(server.url, s), 0, 3600));
       const after = await writeCounts(db.knex);
       const row = makeRow(kind, 'click-spread', value.result, value.cpu);
       row.notes.push(`clicks rotated over ${opts.programs} links (one per program), to make the lead run's click ids; ends when ${opts.leadPool} are made`);
-      verifyClicks(row, before, after, [value.result], opts.connections);
-      finish(row, log, profile);
+      verifyClicks(row, before, after, value.all, opts.connections);
+      finish(row, log, profile, died);
     }
     console.log(`[${kind}] prepared ${ids.length} click ids`);
 
@@ -393,20 +294,23 @@ async function main() {
     if (opts.routes.includes('lead') || opts.routes.includes('sale')) {
       console.log(`[${kind}] lead run...`);
       const before = await writeCounts(db.knex);
-      const { value, log, profile } = await withServer('lead', true, (server) => measured(server, (s) => leadLoad(server.url, s), opts.warmup, opts.duration));
+      const { value, log, profile, died } = await withServer('lead', true, (server) =>
+        // Another attempt needs as many unused click ids as the last one used, with a margin.
+        measured(server, (s) => leadLoad(server.url, s), opts.warmup, opts.duration, 1, (last) => ids.length - leadCursor > 1.5 * last.sent * (1 + opts.warmup / opts.duration)),
+      );
       const after = await writeCounts(db.knex);
       const { warm, result, cpu } = value;
       const row = makeRow(kind, 'lead', result, cpu);
       row.notes.push(...warmNote(warm));
+      if (value.attempts > 1) row.notes.push(`measured ${value.attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
       if (result.durationS < opts.duration - 0.5) row.notes.push(`run ended after ${result.durationS} s: the ${ids.length} prepared click ids were used up (rate over ${Math.round(ids.length / (opts.duration + opts.warmup))}/s); raise --lead-pool for a full-length run`);
-      const acked = result.ok + (warm?.ok ?? 0);
-      const slack = result.sent - result.requests + (warm ? warm.sent - warm.requests : 0);
+      const { acked, slack } = ackedAndSlack(value.all, opts.connections);
       const leads = after.leadEvents - before.leadEvents;
       const moved = after.leadCustomers - before.leadCustomers;
       const ok = leads >= acked && leads <= acked + slack && moved === leads;
       row.verify = { ok, text: `lead_events +${leads} for ${acked} acknowledged leads (${slack} unanswered at the cut-off); customers in status lead +${moved}` };
       if (!ok) row.valid = false;
-      if (opts.routes.includes('lead')) finish(row, log, profile);
+      if (opts.routes.includes('lead')) finish(row, log, profile, died);
     }
 
     // 5. The sale run: customers that had a lead, keys rotated round-robin over the programs.
@@ -440,23 +344,25 @@ async function main() {
         });
       console.log(`[${kind}] sale run (${programs.length} keys in rotation)...`);
       const before = await writeCounts(db.knex);
-      const { value, log, profile } = await withServer('sale', true, (server) => measured(server, (s) => saleLoad(server.url, s), opts.warmup, opts.duration));
+      const { value, log, profile, died } = await withServer('sale', true, (server) =>
+        measured(server, (s) => saleLoad(server.url, s), opts.warmup, opts.duration, 2, (last) => budget - saleCursor > 1.5 * last.sent * (1 + opts.warmup / opts.duration)),
+      );
       const after = await writeCounts(db.knex);
       const { warm, result, cpu } = value;
       const row = makeRow(kind, 'sale', result, cpu);
       row.notes.push(...warmNote(warm));
+      if (value.attempts > 1) row.notes.push(`measured ${value.attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
       const maxPerKey = Math.max(...perKey.values());
       row.notes.push(`${perKey.size} keys rotated, at most ${maxPerKey} sale requests on one key (limit 120/min)`);
       if (result.durationS < opts.duration - 0.5) row.notes.push(`run ended after ${result.durationS} s: the keys' rate budget (${budget} requests) was used up`);
-      const acked = result.ok + (warm?.ok ?? 0);
-      const slack = result.sent - result.requests + (warm ? warm.sent - warm.requests : 0);
+      const { acked, slack } = ackedAndSlack(value.all, opts.connections);
       const sales = after.saleEvents - before.saleEvents;
       const commissions = after.commissions - before.commissions;
       const fees = after.platformFees - before.platformFees;
       const ok = sales >= acked && sales <= acked + slack && commissions === sales && fees === sales;
       row.verify = { ok, text: `sale_events +${sales} for ${acked} acknowledged sales (${slack} unanswered at the cut-off); commissions +${commissions}; platform_fees +${fees}` };
       if (!ok) row.valid = false;
-      finish(row, log, profile);
+      finish(row, log, profile, died);
     }
   }
 
@@ -470,11 +376,17 @@ async function main() {
   console.log(renderTargets(rows));
   console.log('\n=== Checks ===');
   console.log(renderChecks(rows));
+  if (serverLog.size) {
+    console.log('\n=== Server log (warnings and errors; full logs in bench-results/logs/) ===');
+    for (const [message, where] of serverLog) console.log(`${message}  [${where.join(', ')}]`);
+  }
+  extra.serverLog = Object.fromEntries(serverLog);
   const file = writeResult(REPO_ROOT, {
     runId,
     at: new Date(started).toISOString(),
     elapsedS: Math.round((Date.now() - started) / 1000),
     machine: m,
+    code,
     options: { ...opts, loadgenClick: tool, loadgenLeadSale: 'autocannon' },
     notes: [
       'Every request carries a distinct random X-Forwarded-For (server started with TRUST_PROXY=1).',
