@@ -24,6 +24,14 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
+/** One batch, reduced: rows to insert, and counter increments summed per row in key order. */
+interface BatchRows {
+  customers: Array<Record<string, unknown>>;
+  events: Array<Record<string, unknown>>;
+  links: Array<{ id: number; n: number; at: number }>;
+  enrollments: Array<{ partnerId: number; programId: number; n: number; at: number }>;
+}
+
 export interface ClickBatcherOptions {
   maxBatch?: number;
 }
@@ -110,13 +118,14 @@ export class ClickBatcher {
       pp.at = Math.max(pp.at, w.at);
       enrollments.set(key, pp);
     }
-    await this.db.transaction(async (trx) => {
-      if (this.sqlite) {
-        await writeWithPreparedStatements(trx, customers, events, links, enrollments);
-        return;
-      }
-      await writeWithArrays(trx, customers, events, links, enrollments);
-    });
+    // Rows are locked in one order (by key) so that two batches in flight cannot deadlock.
+    const rows: BatchRows = {
+      customers,
+      events,
+      links: [...links].map(([id, v]) => ({ id, ...v })).sort((a, b) => a.id - b.id),
+      enrollments: [...enrollments.values()].sort((a, b) => a.partnerId - b.partnerId || a.programId - b.programId),
+    };
+    await this.db.transaction((trx) => (this.sqlite ? writeWithPreparedStatements(trx, rows) : writeWithArrays(trx, rows)));
   }
 }
 
@@ -150,20 +159,14 @@ function insertAll(conn: SqliteConnection, table: string, rows: Array<Record<str
  * SQLite: the batch's rows go through statements prepared once, on the connection of the knex
  * transaction (knex still owns the connection, the transaction and its commit or rollback).
  */
-async function writeWithPreparedStatements(
-  trx: Knex.Transaction,
-  customers: Array<Record<string, unknown>>,
-  events: Array<Record<string, unknown>>,
-  links: Map<number, { n: number; at: number }>,
-  enrollments: Map<string, { partnerId: number; programId: number; n: number; at: number }>,
-): Promise<void> {
+async function writeWithPreparedStatements(trx: Knex.Transaction, { customers, events, links, enrollments }: BatchRows): Promise<void> {
   const conn = (await trx.client.acquireConnection()) as SqliteConnection;
   insertAll(conn, 'customers', customers);
   insertAll(conn, 'click_events', events);
   const link = statement(conn, 'update referral_links set clicks = clicks + ?, last_clicked = max(coalesce(last_clicked, 0), ?) where id = ?');
-  for (const [id, { n, at }] of links) link.run(n, at, id);
+  for (const { id, n, at } of links) link.run(n, at, id);
   const enrollment = statement(conn, 'update partner_programs set clicks = clicks + ?, last_clicked_at = max(coalesce(last_clicked_at, 0), ?) where partner_id = ? and program_id = ?');
-  for (const { partnerId, programId, n, at } of enrollments.values()) enrollment.run(n, at, partnerId, programId);
+  for (const { partnerId, programId, n, at } of enrollments) enrollment.run(n, at, partnerId, programId);
 }
 
 /** The part of node-postgres's client the batch uses. */
@@ -199,21 +202,14 @@ async function insertArrays(conn: PgConnection, table: string, rows: Array<Recor
  * PostgreSQL: the batch goes out as a few statements of fixed text on the connection of the knex
  * transaction (knex still owns the connection, the transaction and its commit or rollback).
  */
-async function writeWithArrays(
-  trx: Knex.Transaction,
-  customers: Array<Record<string, unknown>>,
-  events: Array<Record<string, unknown>>,
-  links: Map<number, { n: number; at: number }>,
-  enrollments: Map<string, { partnerId: number; programId: number; n: number; at: number }>,
-): Promise<void> {
+async function writeWithArrays(trx: Knex.Transaction, { customers, events, links, enrollments }: BatchRows): Promise<void> {
   const conn = (await trx.client.acquireConnection()) as PgConnection;
   await insertArrays(conn, 'customers', customers);
   await insertArrays(conn, 'click_events', events);
-  // Rows are locked in one order (by key) so that two batches in flight cannot deadlock.
-  for (const [id, { n, at }] of [...links].sort((a, b) => a[0] - b[0])) {
+  for (const { id, n, at } of links) {
     await pgQuery(conn, 'update referral_links set clicks = clicks + $1, last_clicked = greatest(coalesce(last_clicked, 0), $2) where id = $3', [n, at, id]);
   }
-  for (const { partnerId, programId, n, at } of [...enrollments.values()].sort((a, b) => a.partnerId - b.partnerId || a.programId - b.programId)) {
+  for (const { partnerId, programId, n, at } of enrollments) {
     await pgQuery(conn, 'update partner_programs set clicks = clicks + $1, last_clicked_at = greatest(coalesce(last_clicked_at, 0), $2) where partner_id = $3 and program_id = $4', [n, at, partnerId, programId]);
   }
 }
