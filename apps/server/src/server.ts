@@ -7,7 +7,7 @@ import { createDb, type Db } from './db/knex.js';
 import { migrateLatest } from './db/migrate.js';
 import { createLogger, type Logger } from './logger.js';
 import { createRateLimiters } from './http/rate-limit.js';
-import { ClickBatcher } from './db/click-batcher.js';
+import { ClickBatcher, clickWriterFor } from './db/click-batcher.js';
 import { createAtomic } from './db/atomic.js';
 import { LinkCache } from './db/link-cache.js';
 import { createGeoLookup } from './domain/geo.js';
@@ -45,7 +45,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     logger,
     now: options.now ?? Date.now,
     limiters: createRateLimiters(redis),
-    clicks: new ClickBatcher(db),
+    clicks: new ClickBatcher(clickWriterFor(db)),
     links: new LinkCache(db),
     geo: await createGeoLookup({ trustProxy: config.trustProxy !== false, maxmindFile: config.geoipDatabase }),
     faults: options.faults ?? {},
@@ -77,7 +77,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         });
         server.closeIdleConnections();
       });
-      await deps.clicks.drain();
+      await deps.clicks.close();
       redis?.disconnect();
       if (!options.db) await db.destroy();
       logger.flush();

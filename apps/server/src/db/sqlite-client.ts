@@ -1,9 +1,12 @@
 /**
- * Knex's better-sqlite3 dialect with one change: statements are prepared once per connection and
+ * Knex's better-sqlite3 dialect with two changes. Statements are prepared once per connection and
  * reused (an LRU keyed by SQL text), where the stock dialect prepares every statement anew — the
- * largest share of a lead's or sale's time on SQLite. Everything else is the stock dialect.
+ * largest share of a lead's or sale's time on SQLite. And every write, or write transaction from
+ * BEGIN to its end, holds the file's write lock shared with the click writer thread
+ * (sqlite-write-lock.ts). Everything else is the stock dialect.
  */
 import { createRequire } from 'node:module';
+import { writeLockFor, type SqliteWriteLock } from './sqlite-write-lock.js';
 
 interface Statement {
   reader: boolean;
@@ -12,6 +15,7 @@ interface Statement {
 }
 interface Connection {
   prepare(sql: string): Statement;
+  readonly inTransaction: boolean;
 }
 interface QueryObject {
   sql?: string;
@@ -21,6 +25,7 @@ interface QueryObject {
   context?: unknown;
 }
 interface StockClient {
+  connectionSettings: { filename: string };
   _query(connection: Connection, obj: QueryObject): Promise<QueryObject>;
   _formatBindings(bindings: unknown[] | undefined): unknown[];
   _optSafeIntegers(options: unknown): boolean | undefined;
@@ -48,19 +53,38 @@ function cachedStatement(connection: Connection, sql: string): Statement {
   return statement;
 }
 
+/** Connections that hold their file's write lock: from a write or BEGIN until no transaction is open. */
+const holding = new WeakSet<Connection>();
+
 export class CachingBetterSqlite3Client extends StockBetterSqlite3 {
+  private writeLock?: SqliteWriteLock;
+
   override async _query(connection: Connection, obj: QueryObject): Promise<QueryObject> {
+    if (!obj.sql || !connection) return super._query(connection, obj);
     // Per-query integer options need a statement of their own: leave those to the stock path.
-    if (!obj.sql || !connection || this._optSafeIntegers(obj.options) !== undefined) return super._query(connection, obj);
-    const statement = cachedStatement(connection, obj.sql);
-    const bindings = this._formatBindings(obj.bindings);
-    if (statement.reader) {
-      obj.response = statement.all(bindings);
-      return obj;
+    const stock = this._optSafeIntegers(obj.options) !== undefined;
+    const statement = stock ? undefined : cachedStatement(connection, obj.sql);
+    if (!holding.has(connection) && (!statement || !statement.reader)) {
+      this.writeLock ??= writeLockFor(this.connectionSettings.filename);
+      await this.writeLock.acquire();
+      holding.add(connection);
     }
-    const response = statement.run(bindings);
-    obj.response = response;
-    obj.context = { lastID: response.lastInsertRowid, changes: response.changes };
-    return obj;
+    try {
+      if (!statement) return await super._query(connection, obj);
+      const bindings = this._formatBindings(obj.bindings);
+      if (statement.reader) {
+        obj.response = statement.all(bindings);
+        return obj;
+      }
+      const response = statement.run(bindings);
+      obj.response = response;
+      obj.context = { lastID: response.lastInsertRowid, changes: response.changes };
+      return obj;
+    } finally {
+      if (holding.has(connection) && !connection.inTransaction) {
+        holding.delete(connection);
+        this.writeLock?.release();
+      }
+    }
   }
 }

@@ -10,6 +10,7 @@ import { parseUserAgent } from '../../domain/user-agent.js';
 import { findProgramKey } from '../../auth/program-key.js';
 import { bearerToken } from '../../auth/bearer.js';
 import type { ResolvedLink } from '../../db/link-cache.js';
+import { CLICK_EVENT_COLUMNS, CUSTOMER_COLUMNS, rowObject, type Row } from '../../db/click-batcher.js';
 
 const URL_MAX = 2048;
 /** Any printable value may name a (legacy) link; control characters, NUL included, never do. */
@@ -43,24 +44,36 @@ export async function resolveLink(deps: AppDeps, affiliateUrl: unknown): Promise
   return link as ClickLink;
 }
 
-function clickEventRow(origin: ClickOrigin, deps: AppDeps, body: Record<string, unknown>, now: number) {
+/** The click event's values, in the order of CLICK_EVENT_COLUMNS. */
+function clickEventRow(origin: ClickOrigin, deps: AppDeps, body: Record<string, unknown>, link: { id: number; partnerId: number }, programId: number, clickId: string, test: boolean, now: number): Row {
   const header = origin.headers['user-agent'];
   const userAgent = text(body.user_agent, 1024) ?? (typeof header === 'string' && header ? header : null);
-  return {
-    session_id: text(body.session_id, 255),
-    page_url: text(body.page_url, URL_MAX),
-    page_title: text(body.page_title, 512),
-    referrer_url: text(body.referrer_url, URL_MAX),
-    screen_resolution: text(body.screen_resolution, 32),
-    viewport_size: text(body.viewport_size, 32),
-    language: text(body.language, 35),
-    timezone: text(body.timezone, 64),
-    user_agent: userAgent,
-    ...deps.geo.lookup(origin.ip, origin.headers),
-    ...parseUserAgent(userAgent ?? undefined),
-    click_timestamp: now,
-    created_at: now,
-  };
+  const geo = deps.geo.lookup(origin.ip, origin.headers);
+  const device = parseUserAgent(userAgent ?? undefined);
+  return [
+    programId,
+    link.id,
+    link.partnerId,
+    clickId,
+    test,
+    text(body.session_id, 255),
+    text(body.page_url, URL_MAX),
+    text(body.page_title, 512),
+    text(body.referrer_url, URL_MAX),
+    text(body.screen_resolution, 32),
+    text(body.viewport_size, 32),
+    text(body.language, 35),
+    text(body.timezone, 64),
+    userAgent,
+    geo.geo_country,
+    geo.geo_region,
+    geo.geo_city,
+    device.device_type,
+    device.device_os,
+    device.browser_name,
+    now,
+    now,
+  ];
 }
 
 /** Rule 3: a test click with a key must name the key's own program. */
@@ -75,15 +88,9 @@ async function testClick(ctx: Context, deps: AppDeps, body: Record<string, unkno
   const now = deps.now();
   const exists = await deps.db('programs').where({ id: programId }).first('id');
   if (!exists) fail(ERRORS.clickInvalidLinkConfig);
+  const clickId = str(body.existing_click_id)?.slice(0, 64) ?? newClickId();
   const [row] = await deps.db('click_events')
-    .insert({
-      ...clickEventRow(originOf(ctx), deps, body, now),
-      program_id: programId,
-      link_id: link.id,
-      partner_id: link.partnerId,
-      click_id: str(body.existing_click_id)?.slice(0, 64) ?? newClickId(),
-      is_test: true,
-    })
+    .insert(rowObject(CLICK_EVENT_COLUMNS, clickEventRow(originOf(ctx), deps, body, link, programId, clickId, true, now)))
     .returning('id');
   return { success: true, message: 'Test click recorded', data: { eventId: Number(row.id ?? row), programId, test_mode: true } };
 }
@@ -105,15 +112,13 @@ export async function recordClick(deps: AppDeps, origin: ClickOrigin, body: Reco
     clickId = existing?.click_id;
   }
   const id = clickId ?? newClickId();
-  const customer =
-    clickId === undefined
-      ? { click_id: id, program_id: link.programId, partner_id: link.partnerId, link_id: link.id, status: 'click', is_test: test, click_at: now, created_at: now }
-      : undefined;
-  const event = { ...clickEventRow(origin, deps, body, now), program_id: link.programId, link_id: link.id, partner_id: link.partnerId, click_id: id, is_test: test };
+  // CUSTOMER_COLUMNS order.
+  const customer = clickId === undefined ? [id, link.programId, link.partnerId, link.id, 'click', test, now, now] : undefined;
+  const event = clickEventRow(origin, deps, body, link, link.programId, id, test, now);
   if (test) {
     await deps.db.transaction(async (trx) => {
-      if (customer) await trx('customers').insert(customer);
-      await trx('click_events').insert(event);
+      if (customer) await trx('customers').insert(rowObject(CUSTOMER_COLUMNS, customer));
+      await trx('click_events').insert(rowObject(CLICK_EVENT_COLUMNS, event));
     });
   } else {
     await deps.clicks.submit({ customer, event, linkId: link.id, partnerId: link.partnerId, programId: link.programId, at: now });
