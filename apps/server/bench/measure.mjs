@@ -37,6 +37,7 @@ export function makeRow(db, route, r, cpu) {
     ratioToBare: null,
     serverCpuS: cpu.serverCpuS,
     cpuMsPerRequest: round((1000 * cpu.serverCpuS) / Math.max(1, r.requests), 3),
+    mainThreadMsPerRequest: round((1000 * cpu.serverMainThreadCpuS) / Math.max(1, r.requests), 3),
     postgresCpuS: cpu.postgresCpuS,
     loadgenCpuS: r.tool === 'wrk' ? r.loadgenCpuS : cpu.benchProcessCpuS,
     hostBusyPct: cpu.hostBusyPct,

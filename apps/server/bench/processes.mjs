@@ -35,7 +35,7 @@ export function freePort() {
 
 /**
  * Fields of /proc/<pid>/stat after the command name (which may contain spaces).
- * @param {number | 'self'} pid
+ * @param {number | string} pid a pid, 'self', or '<pid>/task/<tid>' for one thread
  * @returns {string[] | undefined}
  */
 function statFields(pid) {
@@ -53,6 +53,15 @@ function statFields(pid) {
  */
 export function processCpuSeconds(pid) {
   const f = statFields(pid);
+  return f ? (Number(f[11]) + Number(f[12])) / CLK_TCK : 0;
+}
+
+/**
+ * User + system CPU seconds of a process's main thread (its event loop), 0 when it is gone.
+ * @param {number} pid
+ */
+export function mainThreadCpuSeconds(pid) {
+  const f = statFields(`${pid}/task/${pid}`);
   return f ? (Number(f[11]) + Number(f[12])) / CLK_TCK : 0;
 }
 
@@ -102,12 +111,13 @@ export function hostCpu() {
 export function cpuMeter(serverPids) {
   const pids = serverPids();
   const server0 = pids.map(processCpuSeconds);
+  const main0 = pids.map(mainThreadCpuSeconds);
   const pg0 = postgresCpu();
   const host0 = hostCpu();
   const self0 = process.cpuUsage();
   const reaped0 = reapedChildrenCpuSeconds();
   return {
-    /** @returns {{ serverCpuS: number, postgresCpuS: number, hostBusyPct: number, benchProcessCpuS: number, reapedChildrenCpuS: number, otherCpuS: number }} */
+    /** @returns {{ serverCpuS: number, serverMainThreadCpuS: number, postgresCpuS: number, hostBusyPct: number, benchProcessCpuS: number, reapedChildrenCpuS: number, otherCpuS: number }} */
     stop() {
       const server1 = pids.map(processCpuSeconds);
       const pg1 = postgresCpu();
@@ -116,6 +126,7 @@ export function cpuMeter(serverPids) {
       let pgDelta = 0;
       for (const [pid, s] of pg1) pgDelta += s - (pg0.get(pid) ?? 0);
       const serverCpuS = server1.reduce((a, s, i) => a + s - server0[i], 0);
+      const serverMainThreadCpuS = pids.reduce((a, pid, i) => a + mainThreadCpuSeconds(pid) - main0[i], 0);
       const benchProcessCpuS = (self1.user + self1.system) / 1e6;
       const reapedChildrenCpuS = reapedChildrenCpuSeconds() - reaped0;
       // Whatever else ran on the host meanwhile (other users' builds and tests, the kernel's own
@@ -123,6 +134,7 @@ export function cpuMeter(serverPids) {
       const otherCpuS = (host1.busy - host0.busy) / CLK_TCK - serverCpuS - pgDelta - benchProcessCpuS - reapedChildrenCpuS;
       return {
         serverCpuS: round(serverCpuS, 2),
+        serverMainThreadCpuS: round(serverMainThreadCpuS, 2),
         postgresCpuS: round(pgDelta, 2),
         hostBusyPct: round((100 * (host1.busy - host0.busy)) / Math.max(1, host1.total - host0.total), 1),
         benchProcessCpuS: round(benchProcessCpuS, 2),

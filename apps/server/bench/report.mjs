@@ -42,6 +42,7 @@ export const TARGETS = [
  * @property {number | null} ratioToBare
  * @property {number} serverCpuS
  * @property {number} cpuMsPerRequest
+ * @property {number} mainThreadMsPerRequest  CPU of the server processes' main threads (event loops) per answer
  * @property {number} postgresCpuS
  * @property {number} loadgenCpuS
  * @property {number} hostBusyPct
@@ -68,7 +69,7 @@ function table(rows) {
 
 /** @param {Row[]} rows */
 export function renderTable(rows) {
-  const head = ['db', 'route', 'tool', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'x bare', 'srv CPU s', 'CPU ms/req', 'pg CPU s', 'other CPU s', 'host busy'];
+  const head = ['db', 'route', 'tool', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'x bare', 'srv CPU s', 'CPU ms/req', 'loop ms/req', 'pg CPU s', 'other CPU s', 'host busy'];
   const body = rows.map((r) => [
     r.db,
     r.route,
@@ -80,6 +81,7 @@ export function renderTable(rows) {
     r.ratioToBare === null ? '' : `${fmt(100 * r.ratioToBare, 1)}%`,
     fmt(r.serverCpuS, 1),
     fmt(r.cpuMsPerRequest, 3),
+    fmt(r.mainThreadMsPerRequest, 3),
     r.db === 'postgres' ? fmt(r.postgresCpuS, 1) : '',
     fmt(r.otherCpuS, 1),
     `${fmt(r.hostBusyPct, 0)}%`,

@@ -369,7 +369,7 @@ async function main() {
   for (const r of rows) if (r.db === 'bare') r.targets = [];
   console.log('\n=== Results ===');
   console.log(renderTable(rows));
-  console.log('\nx bare: click req/s over the bare node:http server\'s req/s with the same load generator. CPU ms/req: server process CPU per answer.');
+  console.log('\nx bare: click req/s over the bare node:http server\'s req/s with the same load generator. CPU ms/req: server process CPU per answer; loop ms/req: the part its main thread (the event loop) used.');
   const invalid = renderInvalid(rows);
   if (invalid) console.log(`\n${invalid}`);
   console.log('\n=== Targets ===');

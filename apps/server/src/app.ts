@@ -1,16 +1,11 @@
 /** The Koa app: middleware order and routers, nothing else. */
-import Koa, { type Context, type Middleware } from 'koa';
+import Koa from 'koa';
 import Router from '@koa/router';
 import { ERRORS, ROUTES, type ErrorSpec } from '@reftrack/contract';
 import type { AppDeps } from './deps.js';
-import { requestId } from './http/request-id.js';
-import { accessLog } from './http/access-log.js';
-import { errorRenderer } from './http/error-renderer.js';
-import { jsonBody } from './http/json-body.js';
-import { rateLimit } from './http/rate-limit.js';
-import { openCors } from './http/cors.js';
-import type { RequestState } from './http/state.js';
-import { rotationWarnings } from './auth/program-key.js';
+import { requestEnvelope } from './http/request-envelope.js';
+import { openCorsPreflight } from './http/cors.js';
+import { routeEntry, type EntryOptions } from './http/route-entry.js';
 import { trackClick } from './routes/track/click.js';
 import { trackLead } from './routes/track/lead.js';
 import { trackSale } from './routes/track/sale.js';
@@ -39,14 +34,6 @@ import { stripeConnectRetired } from './routes/cli/retired.js';
 import { cliLoginPage, cliLoginReturnPage } from './routes/cli/login-page.js';
 import { webApp, WEB_APP_PATHS } from './routes/web-app.js';
 
-/** Route-level facts the error renderer needs, set before anything can fail. */
-function routeMeta(meta: Partial<RequestState> & { failure: ErrorSpec }): Middleware {
-  return async (ctx: Context, next) => {
-    Object.assign(ctx.state as RequestState, meta);
-    await next();
-  };
-}
-
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa();
   if (deps.config.trustProxy !== false) {
@@ -56,32 +43,29 @@ export function createApp(deps: AppDeps): Koa {
   // Errors are rendered by errorRenderer; Koa's own handler only sees what escapes it (nothing).
   app.silent = true;
 
+  // The tracking routes have a router of their own, matched first: a router tests every one of
+  // its routes on each request, and these are the routes that carry the traffic.
+  const tracking = new Router();
   const router = new Router();
-  const body = jsonBody();
-  const { limiters } = deps;
+  const entry = (options: EntryOptions) => routeEntry(deps.limiters, options);
 
   router.get(ROUTES.healthz.path, health(deps));
   router.get(ROUTES.errorDocs.path, errorsPage);
   router.get('/tracker.js', trackerScript(false));
   router.get('/tracker/v1.js', trackerScript(true));
 
-  router.options(ROUTES.trackClick.path, openCors);
-  router.post(ROUTES.trackClick.path, openCors, routeMeta({ failure: ERRORS.clickFailed }), rateLimit(limiters, 'click'), body, trackClick(deps));
-  router.options(ROUTES.trackLead.path, openCors);
-  router.post(ROUTES.trackLead.path, openCors, routeMeta({ failure: ERRORS.leadFailed }), rateLimit(limiters, 'lead'), body, trackLead(deps));
-  router.post(ROUTES.trackSale.path, routeMeta({ failure: ERRORS.saleFailed, codeFromStatus: true }), rateLimit(limiters, 'saleRefund'), body, trackSale(deps));
-  router.post(ROUTES.trackRefund.path, routeMeta({ failure: ERRORS.refundFailed, codeFromStatus: true }), rateLimit(limiters, 'saleRefund'), body, trackRefund(deps));
-  router.post(ROUTES.stripeWebhook.path, routeMeta({ failure: ERRORS.stripeWebhookFailed }), jsonBody(STRIPE_WEBHOOK_BODY_LIMIT), stripeWebhook(deps));
-  router.get(
-    ROUTES.readiness.path,
-    routeMeta({ failure: ERRORS.readinessFailed, failureExtra: { retry_after_seconds: 10 } }),
-    rateLimit(limiters, 'readiness'),
-    readiness(deps),
-  );
+  tracking.options(ROUTES.trackClick.path, openCorsPreflight);
+  tracking.post(ROUTES.trackClick.path, entry({ failure: ERRORS.clickFailed, bucket: 'click', cors: true }), trackClick(deps));
+  tracking.options(ROUTES.trackLead.path, openCorsPreflight);
+  tracking.post(ROUTES.trackLead.path, entry({ failure: ERRORS.leadFailed, bucket: 'lead', cors: true }), trackLead(deps));
+  tracking.post(ROUTES.trackSale.path, entry({ failure: ERRORS.saleFailed, codeFromStatus: true, bucket: 'saleRefund' }), trackSale(deps));
+  tracking.post(ROUTES.trackRefund.path, entry({ failure: ERRORS.refundFailed, codeFromStatus: true, bucket: 'saleRefund' }), trackRefund(deps));
+  router.post(ROUTES.stripeWebhook.path, entry({ failure: ERRORS.stripeWebhookFailed, bodyLimit: STRIPE_WEBHOOK_BODY_LIMIT }), stripeWebhook(deps));
+  tracking.get(ROUTES.readiness.path, entry({ failure: ERRORS.readinessFailed, failureExtra: { retry_after_seconds: 10 }, bucket: 'readiness' }), readiness(deps));
 
   // Dashboard (design: "Dashboard session"): a session cookie, never a program key.
   const session = requireSession(deps.db, deps.config.publicBaseUrl, deps.now);
-  const dash = [routeMeta({ failure: ERRORS.internal }), rateLimit(limiters, 'dashboard'), body] as const;
+  const dash = [entry({ failure: ERRORS.internal, bucket: 'dashboard' })] as const;
   router.post('/api/dashboard/session', ...dash, createDashboardSession(deps));
   router.get('/api/dashboard/session', ...dash, session, currentDashboardSession(deps));
   router.delete('/api/dashboard/session', ...dash, session, deleteDashboardSession(deps));
@@ -99,12 +83,12 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/api/dashboard/programs/:id/payments', ...dash, session, getPayments(deps));
   router.put('/api/dashboard/programs/:id/payments', ...dash, session, connectPayments(deps));
   router.delete('/api/dashboard/programs/:id/payments', ...dash, session, disconnectPayments(deps));
-  router.get(ROUTES.trackingEvents.path, routeMeta({ failure: ERRORS.eventsFailed }), rateLimit(limiters, 'dashboard'), session, trackingEvents(deps));
+  router.get(ROUTES.trackingEvents.path, entry({ failure: ERRORS.eventsFailed, bucket: 'dashboard' }), session, trackingEvents(deps));
   router.get('/dev-idp/sign-in', devSignInPage(deps));
   router.post('/dev-idp/token', ...dash, devToken(deps));
 
   // CLI (4.7, 7.6): 500s carry the request id in the message and in details.request_id.
-  const cli = (failure: ErrorSpec, extra: Partial<RequestState> = {}) => [routeMeta({ failure, requestIdInDetails: true, ...extra }), rateLimit(limiters, 'cli'), body] as const;
+  const cli = (failure: ErrorSpec, extra: Partial<EntryOptions> = {}) => [entry({ failure, requestIdInDetails: true, bucket: 'cli', ...extra })] as const;
   router.post(ROUTES.cliAuthStart.path, ...cli(ERRORS.cliAuthStartFailed), authStart(deps));
   router.post(ROUTES.cliAuthCallback.path, ...cli(ERRORS.cliCallbackFailed), authCallback(deps));
   router.get(ROUTES.cliAuthPoll.path, ...cli(ERRORS.cliPollFailed), authPoll(deps));
@@ -118,16 +102,15 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/cli/login/return', cliLoginReturnPage);
 
   // Agent API (5.6): agent keys with scopes.
-  const agent = [routeMeta({ failure: ERRORS.internal }), rateLimit(limiters, 'agent'), body] as const;
+  const agent = [entry({ failure: ERRORS.internal, bucket: 'agent' })] as const;
   router.get(ROUTES.agentPrograms.path, ...agent, requireAgentScope(deps.db, 'programs:read'), agentListPrograms(deps));
   router.get(ROUTES.agentProgram.path, ...agent, requireAgentScope(deps.db, 'programs:read'), agentGetProgram(deps));
   router.patch(ROUTES.agentProgramUpdate.path, ...agent, requireAgentScope(deps.db, 'programs:write'), agentUpdateProgram(deps));
 
   router.get(WEB_APP_PATHS, webApp()); // the dashboard web app: last route, every remaining GET
-  app.use(requestId);
-  app.use(accessLog(deps.logger));
-  app.use(rotationWarnings(deps.config.publicBaseUrl, deps.now));
-  app.use(errorRenderer(deps.logger));
+  app.use(requestEnvelope({ logger: deps.logger, publicBaseUrl: deps.config.publicBaseUrl, now: deps.now }));
+  app.use(tracking.routes());
+  app.use(tracking.allowedMethods());
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

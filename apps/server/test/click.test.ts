@@ -20,6 +20,15 @@ describe(`[${dbKind}] 4.1 POST /api/v1/track/click`, () => {
     expect(res.headers.get('x-request-id')).toBeTruthy();
   });
 
+  it('issues click ids that sort in the order of their clicks, with 24 random characters after the time', async () => {
+    const first = await click(s, 'pat20');
+    await new Promise((r) => setTimeout(r, 5));
+    const second = await click(s, 'pat20');
+    expect(first).toMatch(/^clk_[0-9A-Za-z]{7}[0-9A-Za-z]{24}$/);
+    expect(second.slice(0, 11) > first.slice(0, 11)).toBe(true);
+    expect(second.slice(11)).not.toBe(first.slice(11));
+  });
+
   it('rule 1: extracts aff from anywhere in the query string', async () => {
     const res = await s.post(CLICK, { affiliate_url: 'https://acme.test/a/b?utm_source=x&aff=sam10#frag' });
     expect(res.body.partner_code).toBe('sam');

@@ -9,7 +9,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorRenderer } from '../src/http/error-renderer.js';
+import { requestEnvelope } from '../src/http/request-envelope.js';
 import { resolveWebDist, webApp, WEB_APP_PATHS } from '../src/routes/web-app.js';
 import { dbKind, startTestServer, type TestServer } from './helpers/index.js';
 
@@ -32,7 +32,7 @@ async function serve(distDir: string | null) {
   const router = new Router();
   router.get('/api/thing', (ctx) => (ctx.body = { ok: true }));
   router.get(WEB_APP_PATHS, webApp({ distDir }));
-  app.use(errorRenderer(pino({ level: 'silent' })));
+  app.use(requestEnvelope({ logger: pino({ level: 'silent' }), publicBaseUrl: 'http://127.0.0.1', now: Date.now }));
   app.use(router.routes());
   app.use(router.allowedMethods());
   const server = http.createServer(app.callback());

@@ -2,7 +2,7 @@
  * Program API keys (5.1–5.5): Bearer parsing with each endpoint's own messages, lookup by hash,
  * mandatory rotation headers and warnings, and the typed 401 once the deadline has passed.
  */
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { docsUrl, ERRORS, formatMessage, HEADERS, type ErrorSpec, type RotationWarning } from '@reftrack/contract';
 import { ApiError } from '../http/api-error.js';
 import type { RequestState } from '../http/state.js';
@@ -104,14 +104,12 @@ export async function authenticateProgramKey(ctx: Context, errors: KeyErrors, op
 }
 
 /** Adds the 5.5 `warnings` array beside `data` on every response of a marked key (3.2), errors included. */
-export function rotationWarnings(publicBaseUrl: string, now: () => number) {
-  return async function addRotationWarnings(ctx: Context, next: Next): Promise<void> {
-    await next();
-    const key = (ctx.state as RequestState).programKey;
-    if (!key || keyState(key, now()) !== 'marked') return;
-    const body = ctx.body;
-    if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {
-      (body as Record<string, unknown>).warnings = [rotationWarning(key, publicBaseUrl)];
-    }
-  };
+/** 5.5: a JSON answer to a request made with a key marked for rotation carries `warnings`. */
+export function addRotationWarning(ctx: Context, publicBaseUrl: string, now: number): void {
+  const key = (ctx.state as RequestState).programKey;
+  if (!key || keyState(key, now) !== 'marked') return;
+  const body = ctx.body;
+  if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {
+    (body as Record<string, unknown>).warnings = [rotationWarning(key, publicBaseUrl)];
+  }
 }

@@ -27,6 +27,22 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export const newClickId = (): string => BRAND.clickIdPrefix + randomBase62(LIMITS.clickIdRandomLength);
+/** Milliseconds since the epoch in base62, 7 characters (enough until the year 5400): sorts as time does. */
+function timeBase62(ms: number): string {
+  let out = '';
+  for (let i = 0; i < 7; i++) {
+    out = ALPHABET[ms % 62] + out;
+    ms = Math.floor(ms / 62);
+  }
+  return out;
+}
+
+/**
+ * `clk_`, the time in base62, then the random part (design: at least 20 random characters). The
+ * time prefix makes new ids land at the end of the unique indexes on click ids instead of on a
+ * random page of them: each batch of clicks then rewrites a few index pages rather than one per
+ * click, on SQLite and PostgreSQL alike. The time of a click is no secret (the event stores it).
+ */
+export const newClickId = (now: number = Date.now()): string => BRAND.clickIdPrefix + timeBase62(now) + randomBase62(LIMITS.clickIdRandomLength);
 export const newProgramKey = (): string => BRAND.programKeyPrefix + randomBase62(LIMITS.programKeyRandomLength);
 export const newAgentKey = (): string => BRAND.agentKeyPrefix + randomBase62(LIMITS.programKeyRandomLength);

@@ -1,5 +1,5 @@
 /** The one place errors become response bodies: platform or typed envelope (7.1). */
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { ERRORS, SALE_REFUND_CODE_BY_STATUS, STATUS_NAMES } from '@reftrack/contract';
 import { ApiError } from './api-error.js';
 import type { RequestState } from './state.js';
@@ -38,23 +38,22 @@ export function renderError(ctx: Context, err: ApiError): void {
   ctx.body = { data: null, error };
 }
 
-export function errorRenderer(logger: Logger) {
-  return async function renderErrors(ctx: Context, next: Next): Promise<void> {
-    try {
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined) renderError(ctx, new ApiError(ERRORS.routeNotFound));
-      else if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) renderError(ctx, new ApiError(ERRORS.methodNotAllowed));
-    } catch (err) {
-      const state = ctx.state as RequestState;
-      let apiError = err instanceof ApiError ? err : fromForeignError(err);
-      if (!apiError) {
-        logger.error({ err, requestId: state.requestId, path: ctx.path }, 'request failed');
-        const failure = state.failure ?? ERRORS.internal;
-        apiError = new ApiError(failure, { request_id: state.requestId }, {}, state.failureExtra);
-      } else if (apiError.status >= 500) {
-        logger.error({ err, requestId: state.requestId, path: ctx.path }, 'request failed');
-      }
-      renderError(ctx, apiError);
-    }
-  };
+/** A request no route answered: 404, or 405 from allowedMethods, in the platform envelope. */
+export function renderUnanswered(ctx: Context): void {
+  if (ctx.status === 404 && ctx.body === undefined) renderError(ctx, new ApiError(ERRORS.routeNotFound));
+  else if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) renderError(ctx, new ApiError(ERRORS.methodNotAllowed));
+}
+
+/** Anything thrown while handling a request: catalogue errors as they are, the rest as the route's failure (logged). */
+export function renderFailure(ctx: Context, err: unknown, logger: Logger): void {
+  const state = ctx.state as RequestState;
+  let apiError = err instanceof ApiError ? err : fromForeignError(err);
+  if (!apiError) {
+    logger.error({ err, requestId: state.requestId, path: ctx.path }, 'request failed');
+    const failure = state.failure ?? ERRORS.internal;
+    apiError = new ApiError(failure, { request_id: state.requestId }, {}, state.failureExtra);
+  } else if (apiError.status >= 500) {
+    logger.error({ err, requestId: state.requestId, path: ctx.path }, 'request failed');
+  }
+  renderError(ctx, apiError);
 }

@@ -1,5 +1,5 @@
 /** Reads and parses JSON bodies with a size limit; keeps the raw bytes for signature checks. */
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { ERRORS, LIMITS } from '@reftrack/contract';
 import { ApiError } from './api-error.js';
 import type { RequestState } from './state.js';
@@ -41,31 +41,33 @@ function readRaw(ctx: Context, limit: number): Promise<Buffer> {
   });
 }
 
-export function jsonBody(limit: number = LIMITS.maxJsonBodyBytes) {
-  return async function parseJsonBody(ctx: Context, next: Next): Promise<void> {
-    if (!METHODS_WITH_BODY.has(ctx.method)) return next();
-    const raw = await readRaw(ctx, limit);
-    (ctx.state as RequestState).rawBody = raw;
-    if (raw.length === 0) {
-      ctx.request.body = {};
-      return next();
-    }
-    // A JSON error is raised when the handler reads the body, after authentication (5.3 comes first).
-    const text = raw.toString('utf8');
-    // PostgreSQL cannot store NUL in text; refuse it here rather than fail in the database.
-    if (text.includes('\\u0000')) {
-      (ctx.state as RequestState).bodyError = new ApiError(ERRORS.bodyNulCharacter);
-      return next();
-    }
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) (ctx.state as RequestState).bodyError = new ApiError(ERRORS.bodyNotObject);
-      else ctx.request.body = parsed;
-    } catch {
-      (ctx.state as RequestState).bodyError = new ApiError(ERRORS.malformedJson);
-    }
-    return next();
-  };
+/**
+ * Reads the body of a POST, PUT, PATCH or DELETE up to `limit` bytes (413 beyond) and parses it.
+ * A parse error is kept for the handler to throw when it reads the body, after authentication
+ * (5.3 comes first).
+ */
+export async function readJsonBody(ctx: Context, limit: number = LIMITS.maxJsonBodyBytes): Promise<void> {
+  if (!METHODS_WITH_BODY.has(ctx.method)) return;
+  const raw = await readRaw(ctx, limit);
+  const state = ctx.state as RequestState;
+  state.rawBody = raw;
+  if (raw.length === 0) {
+    ctx.request.body = {};
+    return;
+  }
+  const text = raw.toString('utf8');
+  // PostgreSQL cannot store NUL in text; refuse it here rather than fail in the database.
+  if (text.includes('\\u0000')) {
+    state.bodyError = new ApiError(ERRORS.bodyNulCharacter);
+    return;
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) state.bodyError = new ApiError(ERRORS.bodyNotObject);
+    else ctx.request.body = parsed;
+  } catch {
+    state.bodyError = new ApiError(ERRORS.malformedJson);
+  }
 }
 
 declare module 'koa' {

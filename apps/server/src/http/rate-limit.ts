@@ -3,7 +3,7 @@
  * (so several processes share one budget). Refuses before the endpoint runs, so nothing is recorded.
  */
 import { createHash } from 'node:crypto';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 import { ERRORS, HEADERS, LIMITS, type RateBucket } from '@reftrack/contract';
@@ -40,21 +40,18 @@ function setHeaders(ctx: Context, limit: number, res: RateLimiterRes): void {
   ctx.set(HEADERS.rateLimitReset, String(Math.ceil((Date.now() + res.msBeforeNext) / 1000)));
 }
 
-export function rateLimit(limiters: RateLimiters, bucket: RateBucket) {
+/** Spends one point of the client's budget in `bucket`, or refuses with 429 before the endpoint runs (part 8). */
+export async function consumeRate(limiters: RateLimiters, bucket: RateBucket, ctx: Context): Promise<void> {
   const limit = LIMITS.rate[bucket].points;
-  const limiter = limiters[bucket];
-  return async function limitRate(ctx: Context, next: Next): Promise<void> {
-    let res: RateLimiterRes;
-    try {
-      res = await limiter.consume(clientKey(ctx, bucket));
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw new ApiError(ERRORS.serviceUnavailable);
-      setHeaders(ctx, limit, rejection);
-      const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      ctx.set(HEADERS.retryAfter, String(seconds));
-      throw new ApiError(ERRORS.rateLimited, { seconds }, {}, { status: 429, retry_after_seconds: seconds });
-    }
-    setHeaders(ctx, limit, res);
-    await next();
-  };
+  let res: RateLimiterRes;
+  try {
+    res = await limiters[bucket].consume(clientKey(ctx, bucket));
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw new ApiError(ERRORS.serviceUnavailable);
+    setHeaders(ctx, limit, rejection);
+    const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+    ctx.set(HEADERS.retryAfter, String(seconds));
+    throw new ApiError(ERRORS.rateLimited, { seconds }, {}, { status: 429, retry_after_seconds: seconds });
+  }
+  setHeaders(ctx, limit, res);
 }

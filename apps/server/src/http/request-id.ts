@@ -1,16 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { HEADERS } from '@reftrack/contract';
 import type { RequestState } from './state.js';
 
 /** Accept a caller's request id only when it is short and plain, so logs stay clean. */
 const SAFE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+const HEADER = HEADERS.requestId.toLowerCase();
 
-export async function requestId(ctx: Context, next: Next): Promise<void> {
-  const incoming = ctx.get(HEADERS.requestId);
-  const id = SAFE_ID.test(incoming) ? incoming : randomUUID();
+/** The caller's X-Request-ID when it is safe, else a new one; set on the response (7.2). */
+export function assignRequestId(ctx: Context): void {
+  const incoming = ctx.req.headers[HEADER];
+  const id = typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
   (ctx.state as RequestState).requestId = id;
   ctx.set(HEADERS.requestId, id);
-  await next();
+}
+
+/** Routes that answer some statuses without X-Request-ID (spec 4: GET /api/v1/cli/status). */
+export function dropOmittedRequestId(ctx: Context): void {
   if ((ctx.state as RequestState).omitRequestIdOn?.includes(ctx.status)) ctx.remove(HEADERS.requestId);
 }

@@ -111,7 +111,7 @@ export async function recordClick(deps: AppDeps, origin: ClickOrigin, body: Reco
     const existing = await deps.db('customers').where({ click_id: existingClickId, program_id: link.programId, is_test: test }).first('click_id');
     clickId = existing?.click_id;
   }
-  const id = clickId ?? newClickId();
+  const id = clickId ?? newClickId(now);
   // CUSTOMER_COLUMNS order.
   const customer = clickId === undefined ? [id, link.programId, link.partnerId, link.id, 'click', test, now, now] : undefined;
   const event = clickEventRow(origin, deps, body, link, link.programId, id, test, now);
