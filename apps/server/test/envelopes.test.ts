@@ -57,6 +57,13 @@ describe(`[${dbKind}] 7.1 envelopes and request ids`, () => {
     expect(res.body).toEqual({ data: null, error: { status: 404, name: 'NotFoundError', message: 'Not found', details: {} } });
   });
 
+  it('a wrong method on a tracking route answers 405 in the platform envelope, with Allow', async () => {
+    const res = await s.get('/api/v1/track/click');
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toContain('POST');
+    expect(res.body).toEqual({ data: null, error: { status: 405, name: 'MethodNotAllowedError', message: 'Method not allowed', details: {} } });
+  });
+
   it('GET /healthz answers 200 when the database answers', async () => {
     const res = await s.get('/healthz');
     expect(res.status).toBe(200);
