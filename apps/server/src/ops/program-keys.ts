@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { newProgramKey } from '../domain/ids.js';
 import { sha256Hex } from '../auth/secret-hash.js';
+import { forgetProgramKeys } from '../auth/program-key.js';
 
 export class KeyOpError extends Error {}
 
@@ -18,10 +19,12 @@ export async function regenerateProgramKey(db: Knex, programId: number, now = Da
     .insert({ program_id: programId, key_hash: sha256Hex(key), key_last4: key.slice(-4), created_at: now, rotation_marked_at: null, rotation_deadline: null })
     .onConflict('program_id')
     .merge(['key_hash', 'key_last4', 'created_at', 'rotation_marked_at', 'rotation_deadline']);
+  forgetProgramKeys();
   return key;
 }
 
 export async function markKeyForRotation(db: Knex, programId: number, deadline: number, now = Date.now()): Promise<void> {
   const updated = await db('program_keys').where({ program_id: programId }).update({ rotation_marked_at: now, rotation_deadline: deadline });
   if (updated === 0) throw new KeyOpError(`program ${programId} has no key`);
+  forgetProgramKeys();
 }

@@ -9,6 +9,7 @@ import { COMMISSION_TYPES, LEAD_AUTH_MODES } from '@reftrack/contract';
 import type { Db } from '../db/knex.js';
 import { isSqlite } from '../db/knex.js';
 import { sha256Hex } from '../auth/secret-hash.js';
+import { forgetProgramKeys } from '../auth/program-key.js';
 
 export interface Fixture {
   accounts?: Array<{ email: string; name?: string; suspended?: boolean }>;
@@ -98,6 +99,7 @@ export async function loadFixture(db: Db, fixture: Fixture, now = Date.now()): P
     }
     await bumpSequences(trx, ['workspaces', 'programs', 'partners']);
   });
+  forgetProgramKeys();
 }
 
 export function readFixtureFile(file: string): Fixture {
