@@ -2,8 +2,13 @@ import { defineConfig } from 'tsup';
 
 // Migrations stay outside the bundle (apps/server/migrations), loaded at run time.
 export default defineConfig({
-  // The click writer thread is its own entry: a worker thread loads it by file name.
-  entry: { main: 'src/main.ts', index: 'src/index.ts', 'click-writer.worker': 'src/db/click-writer.worker.mjs' },
+  // The click writer threads are entries of their own: a worker thread loads its file by name.
+  entry: {
+    main: 'src/main.ts',
+    index: 'src/index.ts',
+    'sqlite-click-writer.worker': 'src/db/sqlite-click-writer.worker.mjs',
+    'postgres-click-writer.worker': 'src/db/postgres-click-writer.worker.mjs',
+  },
   format: ['esm'],
   platform: 'node',
   target: 'node20',

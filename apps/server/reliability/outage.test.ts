@@ -65,6 +65,24 @@ describe('a dependency stops for a moment', () => {
     expect(orphans).toEqual([]);
   });
 
+  it('PostgreSQL: clicks (written by the writer thread) fail with 500 and record nothing, then record again', async () => {
+    const clickFrom = (ip: string, session: string) =>
+      postJson(`${server.url}/api/v1/track/click`, { affiliate_url: 'https://rel.test/?aff=p1', session_id: session }, { 'x-forwarded-for': ip });
+    // Warm the link cache so that the click reaches the writer thread during the outage.
+    expect((await clickFrom('192.0.2.210', 'warm')).status).toBe(200);
+    pgProxy.outage();
+    const during = await Promise.all([1, 2, 3].map((n) => clickFrom(`192.0.2.21${n}`, 'pg-out-click')));
+    for (const res of during) {
+      expect(res.status).toBe(500);
+      expect(res.body).toMatchObject({ data: null, error: { status: 500, message: 'Click tracking failed' } });
+    }
+    expect(server.child.exitCode).toBeNull();
+    pgProxy.restore();
+    await eventually(async () => (await clickFrom('192.0.2.220', 'pg-after-click')).status === 200);
+    const rows = await query<{ session_id: string }>(db, `select session_id from click_events where session_id like 'pg-%click'`);
+    expect(rows.map((r) => r.session_id)).toEqual(['pg-after-click']);
+  });
+
   it('Redis: 503 in the envelope (rate limits cannot be checked), process up, recovery', async () => {
     redisProxy.outage();
     await new Promise((r) => setTimeout(r, 200));

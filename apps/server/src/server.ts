@@ -45,7 +45,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     logger,
     now: options.now ?? Date.now,
     limiters: createRateLimiters(redis),
-    clicks: new ClickBatcher(clickWriterFor(db)),
+    clicks: new ClickBatcher(clickWriterFor(config.database)),
     links: new LinkCache(db),
     geo: await createGeoLookup({ trustProxy: config.trustProxy !== false, maxmindFile: config.geoipDatabase }),
     faults: options.faults ?? {},

@@ -171,3 +171,33 @@ describe(`[${dbKind}] 4.1 test mode`, () => {
     expect(res.body.data.programId).toBe(2);
   });
 });
+
+describe(`[${dbKind}] 4.1 group commit (design: "The hot write path")`, () => {
+  it('a batch that fails answers each of its clicks 500 and leaves none of them, nor their counts, behind', async () => {
+    // A trigger refuses one click; whichever concurrent clicks share its batch must fail with it.
+    if (dbKind === 'sqlite') {
+      await s.db.raw(`create trigger poison_click before insert on click_events when new.session_id = 'poison' begin select raise(abort, 'injected failure'); end`);
+    } else {
+      await s.db.raw(`create function poison_click() returns trigger language plpgsql as $$ begin if new.session_id = 'poison' then raise exception 'injected failure'; end if; return new; end $$`);
+      await s.db.raw(`create trigger poison_click before insert on click_events for each row execute function poison_click()`);
+    }
+    try {
+      const countOf = async () => Number((await s.db('referral_links').where({ short_link: 'pat20' }).first('clicks')).clicks);
+      const before = await countOf();
+      const sessions = Array.from({ length: 20 }, (_, i) => (i === 10 ? 'poison' : `batch-${i}`));
+      const answers = await Promise.all(sessions.map((session_id) => s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=pat20', session_id })));
+      const poisoned = answers[10];
+      expect(poisoned.status).toBe(500);
+      expect(poisoned.body).toMatchObject({ data: null, error: { status: 500, message: 'Click tracking failed' } });
+      const ok = answers.filter((a) => a.status === 200);
+      for (const a of answers) expect([200, 500]).toContain(a.status);
+      const stored = await s.db('click_events').whereIn('session_id', sessions).select('click_id');
+      expect(stored.map((r) => r.click_id).sort()).toEqual(ok.map((a) => a.body.click_id).sort());
+      expect(Number((await s.db('customers').whereIn('click_id', ok.map((a) => a.body.click_id)).count({ n: '*' }).first())!.n)).toBe(ok.length);
+      expect(await countOf()).toBe(before + ok.length);
+    } finally {
+      await s.db.raw('drop trigger poison_click' + (dbKind === 'sqlite' ? '' : ' on click_events'));
+      if (dbKind === 'postgres') await s.db.raw('drop function poison_click()');
+    }
+  });
+});

@@ -3,13 +3,10 @@
  * into a shared batch; the batch commits as one transaction, with counter increments summed per
  * link and per partner-program; each request is answered only after its batch committed. A failed
  * batch rejects every request in it and leaves nothing behind (one transaction). The batch is
- * committed by a writer: a thread of its own on SQLite (click-writer-thread.ts), statements with
- * one array per column on PostgreSQL (below).
+ * committed by a writer thread (click-writer-thread.ts).
  */
-import { createHash } from 'node:crypto';
-import type { Knex } from 'knex';
-import { isSqlite, type Db } from './knex.js';
-import { SqliteThreadWriter } from './click-writer-thread.js';
+import type { DatabaseConfig } from '../config.js';
+import { postgresThreadWriter, sqliteThreadWriter } from './click-writer-thread.js';
 
 /**
  * The columns of the rows a click writes, in the order of each row's values. Rows travel as arrays
@@ -174,66 +171,7 @@ function reduce(writes: ClickWrite[]): BatchRows {
   };
 }
 
-/** The batch writer of this database: a writer thread on SQLite, array statements on PostgreSQL. */
-export function clickWriterFor(db: Db): BatchWriter {
-  if (isSqlite(db)) return new SqliteThreadWriter((db.client as { connectionSettings: { filename: string } }).connectionSettings.filename);
-  return new PostgresArrayWriter(db);
-}
-
-/** The part of node-postgres's client the batch uses. */
-interface PgConnection {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
-}
-
-/** Column types for `unnest`; every other column of these tables is text. */
-const PG_TYPES: Record<string, string> = {
-  program_id: 'int4',
-  partner_id: 'int4',
-  link_id: 'int4',
-  is_test: 'bool',
-  click_at: 'int8',
-  click_timestamp: 'int8',
-  created_at: 'int8',
-};
-
-/** A named statement: node-postgres prepares it once per connection and reuses its plan. */
-function pgQuery(conn: PgConnection, text: string, values: unknown[]): Promise<unknown> {
-  return conn.query({ name: 'rt_' + createHash('sha1').update(text).digest('hex').slice(0, 16), text, values });
-}
-
-/** All rows of a table in one statement of fixed text: one array parameter per column. */
-async function insertArrays(conn: PgConnection, table: string, columns: readonly string[], rows: Row[]): Promise<void> {
-  if (rows.length === 0) return;
-  const casts = columns.map((c, i) => `$${i + 1}::${PG_TYPES[c] ?? 'text'}[]`).join(', ');
-  await pgQuery(conn, `insert into ${table} (${columns.join(', ')}) select * from unnest(${casts})`, columns.map((_, i) => rows.map((r) => r[i] ?? null)));
-}
-
-/**
- * PostgreSQL: the batch goes out as a few statements of fixed text on the connection of the knex
- * transaction (knex still owns the connection, the transaction and its commit or rollback).
- */
-async function writeWithArrays(trx: Knex.Transaction, { customers, events, links, enrollments }: BatchRows): Promise<void> {
-  const conn = (await trx.client.acquireConnection()) as PgConnection;
-  await insertArrays(conn, 'customers', CUSTOMER_COLUMNS, customers);
-  await insertArrays(conn, 'click_events', CLICK_EVENT_COLUMNS, events);
-  for (const { id, n, at } of links) {
-    await pgQuery(conn, 'update referral_links set clicks = clicks + $1, last_clicked = greatest(coalesce(last_clicked, 0), $2) where id = $3', [n, at, id]);
-  }
-  for (const { partnerId, programId, n, at } of enrollments) {
-    await pgQuery(conn, 'update partner_programs set clicks = clicks + $1, last_clicked_at = greatest(coalesce(last_clicked_at, 0), $2) where partner_id = $3 and program_id = $4', [n, at, partnerId, programId]);
-  }
-}
-
-/**
- * PostgreSQL spends most of a batch waiting on round trips and the commit's WAL flush: a second
- * batch builds and writes meanwhile (the two meet only on the counter rows, updated last, just
- * before each commit).
- */
-class PostgresArrayWriter implements BatchWriter {
-  readonly maxInFlight = 2;
-  constructor(private readonly db: Db) {}
-  async write(rows: BatchRows): Promise<void> {
-    await this.db.transaction((trx) => writeWithArrays(trx, rows));
-  }
-  async close(): Promise<void> {}
+/** The batch writer of this database: a writer thread of the server process on either engine. */
+export function clickWriterFor(database: DatabaseConfig): BatchWriter {
+  return database.client === 'sqlite' ? sqliteThreadWriter(database.filename) : postgresThreadWriter(database.connectionString, database.schema);
 }

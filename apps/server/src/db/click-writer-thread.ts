@@ -1,7 +1,9 @@
 /**
- * SQLite: click batches are committed by a writer thread (click-writer.worker.mjs) on its own
- * connection, so the event loop spends no time in inserts, commits or WAL checkpoints. The thread
- * and the event loop's connection take turns through the file's write lock.
+ * Click batches are committed by a writer thread with connections of its own, so the event loop
+ * spends no time building statements, in the database driver, in round trips' system calls, or (on
+ * SQLite) in inserts, commits and WAL checkpoints. One thread per server process:
+ * sqlite-click-writer.worker.mjs, which takes turns with the event loop's connection through the
+ * file's write lock, or postgres-click-writer.worker.mjs.
  */
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,8 +12,8 @@ import { CLICK_EVENT_COLUMNS, CUSTOMER_COLUMNS, type BatchRows, type BatchWriter
 import { writeLockFor } from './sqlite-write-lock.js';
 
 /** From the sources the thread is a sibling of this module; in dist, tsup puts it beside the chunk. */
-function workerFile(): string {
-  const candidates = ['./click-writer.worker.mjs', './click-writer.worker.js'].map((f) => fileURLToPath(new URL(f, import.meta.url)));
+function workerFile(name: string): string {
+  const candidates = [`./${name}.mjs`, `./${name}.js`].map((f) => fileURLToPath(new URL(f, import.meta.url)));
   const found = candidates.find((f) => fs.existsSync(f));
   if (!found) throw new Error(`click writer thread not found (looked for ${candidates.join(', ')})`);
   return found;
@@ -33,17 +35,24 @@ export class ClickWriteError extends Error {
   }
 }
 
-export class SqliteThreadWriter implements BatchWriter {
-  /**
-   * The thread commits batches one after another, in order; letting the next batch go out while
-   * one commits keeps both the event loop and the thread busy (with one, each waits for the other).
-   */
-  readonly maxInFlight = 3;
+interface ThreadOptions {
+  /** The worker's file name without extension. */
+  name: string;
+  workerData: Record<string, unknown>;
+  maxInFlight: number;
+  /** Runs when the thread is gone, before its batches are failed. */
+  onExit?: () => void;
+}
+
+class ThreadWriter implements BatchWriter {
+  readonly maxInFlight: number;
   private worker?: Worker;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
 
-  constructor(private readonly filename: string) {}
+  constructor(private readonly options: ThreadOptions) {
+    this.maxInFlight = options.maxInFlight;
+  }
 
   write(rows: BatchRows): Promise<void> {
     const worker = (this.worker ??= this.start());
@@ -64,7 +73,7 @@ export class SqliteThreadWriter implements BatchWriter {
   }
 
   private start(): Worker {
-    const worker = new Worker(workerFile(), { workerData: { filename: this.filename, lock: writeLockFor(this.filename).buffer, customerColumns: CUSTOMER_COLUMNS, eventColumns: CLICK_EVENT_COLUMNS } });
+    const worker = new Worker(workerFile(this.options.name), { workerData: { ...this.options.workerData, customerColumns: CUSTOMER_COLUMNS, eventColumns: CLICK_EVENT_COLUMNS } });
     // The HTTP server keeps the process alive while there is work; the thread never should.
     worker.unref();
     worker.on('message', (reply: Reply) => {
@@ -78,7 +87,7 @@ export class SqliteThreadWriter implements BatchWriter {
     // start a new thread for the next batch.
     const fail = (err: Error) => {
       if (this.worker === worker) this.worker = undefined;
-      writeLockFor(this.filename).releaseDeadWriterThread();
+      this.options.onExit?.();
       for (const [id, waiter] of this.pending) {
         this.pending.delete(id);
         waiter.reject(err);
@@ -88,4 +97,22 @@ export class SqliteThreadWriter implements BatchWriter {
     worker.on('exit', (code) => fail(new ClickWriteError(`click writer thread exited with code ${code}`)));
     return worker;
   }
+}
+
+/**
+ * SQLite: the thread commits batches one after another, in order; letting the next batches go out
+ * while one commits keeps both the event loop and the thread busy (with one, each waits for the
+ * other). A thread that dies holding the write lock gives it back through `onExit`.
+ */
+export function sqliteThreadWriter(filename: string): BatchWriter {
+  const lock = writeLockFor(filename);
+  return new ThreadWriter({ name: 'sqlite-click-writer.worker', workerData: { filename, lock: lock.buffer }, maxInFlight: 3, onExit: () => lock.releaseDeadWriterThread() });
+}
+
+/**
+ * PostgreSQL: a batch spends most of its time waiting on round trips and the commit's WAL flush,
+ * so two commit at once, on two connections of the thread.
+ */
+export function postgresThreadWriter(connectionString: string, schema: string | undefined): BatchWriter {
+  return new ThreadWriter({ name: 'postgres-click-writer.worker', workerData: { connectionString, schema, connections: 2 }, maxInFlight: 2 });
 }

@@ -1,6 +1,6 @@
 /**
  * One SQLite writer at a time between the event loop and the click writer thread
- * (`click-writer.worker.mjs`), held for a whole write transaction.
+ * (`sqlite-click-writer.worker.mjs`), held for a whole write transaction.
  *
  * SQLite's own lock would do the same, but its busy handler sleeps synchronously: the event loop
  * would stall whenever the writer thread commits a batch. Worse, a deferred transaction that read

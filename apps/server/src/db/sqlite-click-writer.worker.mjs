@@ -86,7 +86,7 @@ const writeBatch = db.transaction(/** @param {BatchRows} rows */ ({ customers, e
 });
 
 const port = parentPort;
-if (!port) throw new Error('click-writer.worker.mjs runs as a worker thread');
+if (!port) throw new Error('sqlite-click-writer.worker.mjs runs as a worker thread');
 port.on('message', (/** @type {{ id: number, rows: BatchRows } | { close: true }} */ message) => {
   if ('close' in message) {
     db.close();
