@@ -38,7 +38,12 @@ const StockBetterSqlite3 = require('knex/lib/dialects/better-sqlite3') as new (c
 const CACHE_SIZE = 500;
 const caches = new WeakMap<Connection, Map<string, Statement>>();
 
+/** knex names each savepoint after its transaction: such statements never repeat. */
+const ONE_OFF = /^\s*(savepoint|release|rollback to)\b/i;
+
 function cachedStatement(connection: Connection, sql: string): Statement {
+  // Kept out of the cache, where each would push out a statement that does repeat.
+  if (ONE_OFF.test(sql)) return connection.prepare(sql);
   let cache = caches.get(connection);
   if (!cache) caches.set(connection, (cache = new Map()));
   let statement = cache.get(sql);
