@@ -11,7 +11,7 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * a socket that still holds unread request bytes makes the kernel reset the connection, and the
  * client may then never see the answer. Anything larger is refused at once and the socket closed.
  */
-const DRAIN_LIMIT = 8 * 1024 * 1024;
+export const DRAIN_LIMIT = 8 * 1024 * 1024;
 
 function readRaw(ctx: Context, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length'));
@@ -68,6 +68,34 @@ export async function readJsonBody(ctx: Context, limit: number = LIMITS.maxJsonB
   } catch {
     state.bodyError = new ApiError(ERRORS.malformedJson);
   }
+}
+
+/** How long an answer waits for the rest of a body nobody read before it goes out anyway. */
+const DRAIN_WAIT_MS = 2000;
+
+/**
+ * A request refused before its body was read (a 429, a 401, a 404) still has the body in flight:
+ * answering and closing the connection then would reset it, and the client might never see the
+ * answer. So the body is read and dropped first, up to DRAIN_LIMIT bytes and DRAIN_WAIT_MS.
+ */
+export async function drainUnreadBody(ctx: Context): Promise<void> {
+  const req = ctx.req;
+  if (req.complete || req.readableEnded || req.destroyed) return;
+  if (Number(ctx.get('content-length')) > DRAIN_LIMIT) {
+    ctx.set('Connection', 'close');
+    return;
+  }
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, DRAIN_WAIT_MS);
+    req.once('end', done);
+    req.once('close', done);
+    req.once('error', done);
+    req.resume();
+  });
 }
 
 declare module 'koa' {
