@@ -125,9 +125,9 @@ export async function authenticateProgramKey(ctx: Context, errors: KeyErrors, op
 }
 
 /** Adds the 5.5 `warnings` array beside `data` on every response of a marked key (3.2), errors included. */
-export function addRotationWarning(ctx: Context, publicBaseUrl: string, now: number): void {
+export function addRotationWarning(ctx: Context, publicBaseUrl: string, now: () => number): void {
   const key = (ctx.state as RequestState).programKey;
-  if (!key || keyState(key, now) !== 'marked') return;
+  if (!key || keyState(key, now()) !== 'marked') return;
   const body = ctx.body;
   if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {
     (body as Record<string, unknown>).warnings = [rotationWarning(key, publicBaseUrl)];

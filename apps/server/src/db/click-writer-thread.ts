@@ -25,7 +25,7 @@ interface Reply {
 }
 
 /** A failure reported by the writer thread, with SQLite's error code when it had one. */
-export class ClickWriteError extends Error {
+class ClickWriteError extends Error {
   constructor(
     message: string,
     readonly code?: string,

@@ -29,7 +29,7 @@ export function requestEnvelope({ logger, publicBaseUrl, now }: EnvelopeOptions)
     } catch (err) {
       renderFailure(ctx, err, logger);
     }
-    addRotationWarning(ctx, publicBaseUrl, now());
+    addRotationWarning(ctx, publicBaseUrl, now);
     dropOmittedRequestId(ctx);
     await drainUnreadBody(ctx);
     if (logging) logRequest(logger, ctx, started);
