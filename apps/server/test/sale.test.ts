@@ -129,6 +129,53 @@ describe(`[${dbKind}] 4.3 POST /api/v1/track/sale`, () => {
     const retry = await sale(s, { transaction_id: t, customer_key: customerKey });
     expect(retry.status).toBe(200);
   });
+
+  it('a sale that fails among concurrent sales takes back only its own rows', async () => {
+    const customers = await Promise.all([1, 2, 3, 4, 5].map(() => leadCustomer('group')));
+    const ids = customers.map(() => txn('group'));
+    let calls = 0;
+    s.faults.afterSaleInsert = () => {
+      if (++calls === 1) throw new Error('injected fault');
+    };
+    let answers;
+    try {
+      answers = await Promise.all(customers.map((c, i) => sale(s, { transaction_id: ids[i], customer_key: c.customerKey })));
+    } finally {
+      delete s.faults.afterSaleInsert;
+    }
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 500]);
+    for (const [i, res] of answers.entries()) {
+      const stored = await s.db('sale_events').where({ processor_event_id: ids[i] });
+      if (res.status === 500) {
+        expect(stored).toHaveLength(0);
+        continue;
+      }
+      expect(stored.map((r) => Number(r.id))).toEqual([res.body.data.sale_id]);
+      expect(await s.db('commissions').where({ sale_id: res.body.data.sale_id })).toHaveLength(1);
+    }
+  });
+
+  it('rule 5: a failing metrics update is logged and leaves the sale and its commission standing', async () => {
+    const { customerKey } = await leadCustomer('metrics');
+    const before = await s.db('partner_programs').where({ program_id: 1 }).sum({ sales: 'sales' }).first();
+    if (dbKind === 'sqlite') {
+      await s.db.raw(`create trigger poison_metrics before update of sales on partner_programs begin select raise(abort, 'injected metrics failure'); end`);
+    } else {
+      await s.db.raw(`create function poison_metrics() returns trigger language plpgsql as $$ begin raise exception 'injected metrics failure'; end $$`);
+      await s.db.raw(`create trigger poison_metrics before update of sales on partner_programs for each row execute function poison_metrics()`);
+    }
+    const t = txn('metrics');
+    try {
+      const res = await sale(s, { transaction_id: t, customer_key: customerKey });
+      expect(res.status, res.text).toBe(200);
+      expect(await s.db('commissions').where({ sale_id: res.body.data.sale_id })).toHaveLength(1);
+    } finally {
+      await s.db.raw('drop trigger poison_metrics' + (dbKind === 'sqlite' ? '' : ' on partner_programs'));
+      if (dbKind === 'postgres') await s.db.raw('drop function poison_metrics()');
+    }
+    expect(await s.db('sale_events').where({ processor_event_id: t })).toHaveLength(1);
+    expect(await s.db('partner_programs').where({ program_id: 1 }).sum({ sales: 'sales' }).first()).toEqual(before);
+  });
 });
 
 describe(`[${dbKind}] 7.5 sale errors, in the spec's order`, () => {

@@ -8,6 +8,7 @@
  */
 import type { Knex } from 'knex';
 import { isSqlite, type Db } from './knex.js';
+import { inSavepoint } from './savepoint.js';
 
 export type Work<T> = (trx: Knex.Transaction) => Promise<T>;
 export type Atomic = <T>(work: Work<T>) => Promise<T>;
@@ -35,7 +36,7 @@ export function createAtomic(db: Db): Atomic {
         await db.transaction(async (trx) => {
           for (const unit of units) {
             try {
-              outcomes.push({ ok: true, value: await trx.transaction((sp) => unit.work(sp)) });
+              outcomes.push({ ok: true, value: await inSavepoint(trx, unit.work) });
             } catch (error) {
               outcomes.push({ ok: false, error });
             }

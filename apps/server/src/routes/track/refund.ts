@@ -7,6 +7,7 @@ import { readBody, str } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
 import { authenticateProgramKey, KEY_ERRORS } from '../../auth/program-key.js';
 import { isUniqueViolation } from '../../db/knex.js';
+import { inSavepoint } from '../../db/savepoint.js';
 
 /** The refund endpoint reverses a sale once; a repeat answers with the first refund. */
 const API_REFUND_REF = 'api';
@@ -59,7 +60,7 @@ export function trackRefund(deps: AppDeps) {
       let refundId = earlier?.id as number | undefined;
       if (refundId === undefined) {
         try {
-          const [row] = await trx.transaction((sp) =>
+          const [row] = await inSavepoint(trx, (sp) =>
             sp('refunds')
               .insert({ sale_id: sale.id, program_id: key.programId, reason, refund_reason: refundReason, amount_cents: sale.amount_cents, external_ref: API_REFUND_REF, created_at: now })
               .returning('id'),

@@ -8,6 +8,7 @@ import type { AppDeps } from '../../deps.js';
 import { authenticateProgramKey, KEY_ERRORS } from '../../auth/program-key.js';
 import { findCustomer, type CustomerRecord } from '../../db/customers.js';
 import { isUniqueViolation } from '../../db/knex.js';
+import { inSavepoint } from '../../db/savepoint.js';
 import { withinAttributionWindow } from '../../domain/attribution.js';
 import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from '../../domain/commission.js';
 import { parseSaleInput, type SaleInput } from './sale-input.js';
@@ -51,7 +52,7 @@ async function insertSale(trx: Knex.Transaction, row: Record<string, unknown>, i
     return Number(inserted.id ?? inserted);
   };
   try {
-    return isolated ? await trx.transaction(insert) : await insert(trx);
+    return isolated ? await inSavepoint(trx, insert) : await insert(trx);
   } catch (err) {
     if (isUniqueViolation(err)) throw new DuplicateSale(String(row.processor_event_id));
     throw err;
@@ -127,7 +128,7 @@ export async function realSale(trx: Knex.Transaction, deps: AppDeps, input: Sale
 /** Rule 5: metrics are best effort — in a savepoint of their own, so a failure is logged and never fails the sale. */
 async function updatePartnerMetrics(trx: Knex.Transaction, deps: AppDeps, partnerId: number, programId: number, amount: number): Promise<void> {
   try {
-    await trx.transaction((sp) =>
+    await inSavepoint(trx, (sp) =>
       sp('partner_programs')
         .where({ partner_id: partnerId, program_id: programId })
         .update({ sales: sp.raw('sales + 1'), revenue_cents: sp.raw('revenue_cents + ?', [amount]) }),

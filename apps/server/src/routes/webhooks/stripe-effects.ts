@@ -14,6 +14,7 @@ import { ApiError } from '../../http/api-error.js';
 import type { AppDeps } from '../../deps.js';
 import type { KeyContext } from '../../auth/program-key.js';
 import { isUniqueViolation } from '../../db/knex.js';
+import { inSavepoint } from '../../db/savepoint.js';
 import type { Atomic } from '../../db/atomic.js';
 import { realSale, DuplicateSale, type Outcome } from '../track/sale.js';
 import { parseSaleInput, type SaleInput } from '../track/sale-input.js';
@@ -134,7 +135,7 @@ async function settleProvisionalLead(trx: Knex.Transaction, ctx: EventContext, p
   if (!provisional) return false;
   try {
     // The lead endpoint's unit of work, run in a savepoint of this event's transaction.
-    const nested: Atomic = (work) => trx.transaction(work);
+    const nested: Atomic = (work) => inSavepoint(trx, work);
     await performLead(nested, webhookKey(programId), { clickId: customer.clickId, customerKey: sale.metadata.customerKey, email: sale.identity.email ?? null, sessionId: null, pageUrl: null }, ctx.now);
     return true;
   } catch (err) {
@@ -160,7 +161,7 @@ async function recordSale(trx: Knex.Transaction, ctx: EventContext, sale: Stripe
   let outcome: Outcome;
   try {
     // A savepoint: a refusal inside the sale rules leaves the settled lead and the dedup row intact.
-    outcome = await trx.transaction((sp) => realSale(sp, ctx.deps, input, programId, ctx.now));
+    outcome = await inSavepoint(trx, (sp) => realSale(sp, ctx.deps, input, programId, ctx.now));
   } catch (err) {
     if (err instanceof DuplicateSale) {
       // 4.3 rule 3 says treat as success: the advertiser may have reported the same payment.
@@ -293,7 +294,7 @@ async function findSale(trx: Knex.Transaction, programIds: number[], refs: Array
 /** Inserts the refund row; false when this processor reference was already recorded for the sale. */
 async function insertRefund(trx: Knex.Transaction, row: Record<string, unknown>): Promise<number | undefined> {
   try {
-    const [inserted] = await trx.transaction((sp) => sp('refunds').insert(row).returning('id'));
+    const [inserted] = await inSavepoint(trx, (sp) => sp('refunds').insert(row).returning('id'));
     return Number(inserted.id ?? inserted);
   } catch (err) {
     if (isUniqueViolation(err)) return undefined;
