@@ -200,4 +200,31 @@ describe(`[${dbKind}] 4.1 group commit (design: "The hot write path")`, () => {
       if (dbKind === 'postgres') await s.db.raw('drop function poison_click()');
     }
   });
+
+  it('a batch whose counter update fails, after its rows were inserted, leaves neither rows nor counts behind', async () => {
+    // The counters are the batch's last step (with the commit, on PostgreSQL): a failure there
+    // must still take back the inserts made before it.
+    const link = await s.db('referral_links').where({ short_link: 'pat20' }).first('partner_id', 'program_id', 'clicks');
+    const enrollment = await s.db('partner_programs').where({ partner_id: link.partner_id, program_id: link.program_id }).first('clicks');
+    expect(enrollment).toBeDefined();
+    if (dbKind === 'sqlite') {
+      await s.db.raw(`create trigger poison_counter before update of clicks on partner_programs begin select raise(abort, 'injected failure'); end`);
+    } else {
+      await s.db.raw(`create function poison_counter() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`);
+      await s.db.raw(`create trigger poison_counter before update of clicks on partner_programs for each row execute function poison_counter()`);
+    }
+    const sessions = Array.from({ length: 5 }, (_, i) => `counter-${dbKind}-${i}`);
+    try {
+      const answers = await Promise.all(sessions.map((session_id) => s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=pat20', session_id })));
+      for (const a of answers) expect(a.body).toMatchObject({ data: null, error: { status: 500, message: 'Click tracking failed' } });
+    } finally {
+      await s.db.raw('drop trigger poison_counter' + (dbKind === 'sqlite' ? '' : ' on partner_programs'));
+      if (dbKind === 'postgres') await s.db.raw('drop function poison_counter()');
+    }
+    expect(await s.db('click_events').whereIn('session_id', sessions)).toHaveLength(0);
+    expect(await s.db('partner_programs').where({ partner_id: link.partner_id, program_id: link.program_id }).first('clicks')).toEqual(enrollment);
+    expect((await s.db('referral_links').where({ short_link: 'pat20' }).first('clicks')).clicks).toEqual(link.clicks);
+    const after = await s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=pat20', session_id: sessions[0] });
+    expect(after.status).toBe(200);
+  });
 });
