@@ -78,23 +78,16 @@ export interface BatchWriter {
   close(): Promise<void>;
 }
 
-export interface ClickBatcherOptions {
-  maxBatch?: number;
-}
+/** Clicks per transaction at most; a longer queue goes out in several batches. */
+const MAX_BATCH = 500;
 
 export class ClickBatcher {
   private queue: Pending[] = [];
   private inFlight = 0;
   private scheduled = false;
-  private readonly maxBatch: number;
   private idleWaiters: Array<() => void> = [];
 
-  constructor(
-    private readonly writer: BatchWriter,
-    options: ClickBatcherOptions = {},
-  ) {
-    this.maxBatch = options.maxBatch ?? 500;
-  }
+  constructor(private readonly writer: BatchWriter) {}
 
   submit(write: ClickWrite): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -127,7 +120,7 @@ export class ClickBatcher {
 
   private async flush(): Promise<void> {
     if (this.inFlight >= this.writer.maxInFlight) return;
-    const batch = this.queue.splice(0, this.maxBatch);
+    const batch = this.queue.splice(0, MAX_BATCH);
     if (batch.length === 0) {
       if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
       return;

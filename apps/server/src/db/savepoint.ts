@@ -4,7 +4,8 @@
  * afresh; on SQLite, where every lead and sale runs in a savepoint of a shared group transaction,
  * that was one of the largest costs of the request, and the one-off names kept the statements
  * from being prepared once. Here a savepoint is named after its depth, so the same few statements
- * repeat and stay prepared.
+ * repeat and stay prepared (sqlite-client.ts caches statements by their text). Use this, not
+ * `trx.transaction()`, for a savepoint.
  */
 import type { Knex } from 'knex';
 

@@ -38,12 +38,7 @@ const StockBetterSqlite3 = require('knex/lib/dialects/better-sqlite3') as new (c
 const CACHE_SIZE = 500;
 const caches = new WeakMap<Connection, Map<string, Statement>>();
 
-/** knex names each savepoint of a nested `trx.transaction()` afresh (`trx12`): such statements never repeat. */
-const ONE_OFF = /^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT) trx\d+/;
-
 function cachedStatement(connection: Connection, sql: string): Statement {
-  // Kept out of the cache, where each would push out a statement that does repeat.
-  if (ONE_OFF.test(sql)) return connection.prepare(sql);
   let cache = caches.get(connection);
   if (!cache) caches.set(connection, (cache = new Map()));
   let statement = cache.get(sql);

@@ -16,9 +16,9 @@
 // admit APIs Node 20 lacks.
 const waitAsync = (Atomics as unknown as { waitAsync(array: Int32Array, index: number, value: number): { async: boolean; value: Promise<string> | string } }).waitAsync;
 
-export const LOCK_FREE = 0;
-export const LOCK_EVENT_LOOP = 1;
-export const LOCK_WRITER_THREAD = 2;
+const LOCK_FREE = 0;
+const LOCK_EVENT_LOOP = 1;
+const LOCK_WRITER_THREAD = 2;
 
 export class SqliteWriteLock {
   readonly buffer: SharedArrayBuffer;

@@ -1,8 +1,9 @@
 /**
  * The outermost middleware, one layer for what every request gets: its X-Request-ID (7.2), the
  * rendering of every error into its envelope (7.1), rotation warnings on answers to a marked key
- * (5.5), the access log line, and reading the rest of a body the route refused before reading it. One layer rather than four: each Koa layer is an async frame on
- * every request, and on the click route they were a measurable share of the time.
+ * (5.5), the access log line, and reading the rest of a body the route refused before reading it.
+ * One layer rather than four: each Koa layer is an async frame on every request, and on the click
+ * route they were a measurable share of the time.
  */
 import type { Context, Next } from 'koa';
 import type { Logger } from '../logger.js';
