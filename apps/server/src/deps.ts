@@ -13,6 +13,8 @@ import type { Atomic } from './db/atomic.js';
 export interface Faults {
   /** Runs inside the sale transaction after the sale insert, before the commission insert. */
   afterSaleInsert?: () => void | Promise<void>;
+  /** Runs before a real click goes into its batch. */
+  beforeClickSubmit?: () => void;
 }
 
 export interface AppDeps {

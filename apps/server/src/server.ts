@@ -12,6 +12,7 @@ import { createAtomic } from './db/atomic.js';
 import { LinkCache } from './db/link-cache.js';
 import { createGeoLookup } from './domain/geo.js';
 import { createApp } from './app.js';
+import { withClickLane } from './routes/track/click-lane.js';
 import { answerClientError } from './http/client-error.js';
 import type { AppDeps, Faults } from './deps.js';
 import { createIdentityProvider } from './auth/id-token.js';
@@ -52,7 +53,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     identity: createIdentityProvider(config, db),
   };
   const app = createApp(deps);
-  const server = http.createServer(app.callback());
+  const server = http.createServer(withClickLane(deps, app.callback()));
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {

@@ -3,7 +3,18 @@ import type { Context } from 'koa';
 import type { Logger } from '../logger.js';
 import type { RequestState } from './state.js';
 
+export interface RequestLine {
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+}
+
 /** `started` is the request's performance.now() at arrival. */
+export function logRequestLine(logger: Logger, line: RequestLine, started: number): void {
+  logger.info({ ...line, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
+}
+
 export function logRequest(logger: Logger, ctx: Context, started: number): void {
-  logger.info({ requestId: (ctx.state as RequestState).requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
+  logRequestLine(logger, { requestId: (ctx.state as RequestState).requestId, method: ctx.method, path: ctx.path, status: ctx.status }, started);
 }

@@ -1,12 +1,15 @@
 /** CORS: open without credentials on the routes the browser tracker calls; closed elsewhere (no headers). */
 import type { Context } from 'koa';
 
-const EXPOSED = 'X-Request-ID, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After';
+/** The headers of an open route's answers, in order. */
+export const OPEN_CORS_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['Access-Control-Allow-Origin', '*'],
+  ['Access-Control-Expose-Headers', 'X-Request-ID, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After'],
+];
 
 /** Any origin may call the route and read the headers a client needs. */
 export function allowAnyOrigin(ctx: Context): void {
-  ctx.set('Access-Control-Allow-Origin', '*');
-  ctx.set('Access-Control-Expose-Headers', EXPOSED);
+  for (const [name, value] of OPEN_CORS_HEADERS) ctx.set(name, value);
 }
 
 /** The answer to a browser's preflight of an open route. */

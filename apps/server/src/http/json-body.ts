@@ -41,33 +41,37 @@ function readRaw(ctx: Context, limit: number): Promise<Buffer> {
   });
 }
 
-/**
- * Reads the body of a POST, PUT, PATCH or DELETE up to `limit` bytes (413 beyond) and parses it.
- * A parse error is kept for the handler to throw when it reads the body, after authentication
- * (5.3 comes first).
- */
-export async function readJsonBody(ctx: Context, limit: number = LIMITS.maxJsonBodyBytes): Promise<void> {
-  if (!METHODS_WITH_BODY.has(ctx.method)) return;
-  const raw = await readRaw(ctx, limit);
-  const state = ctx.state as RequestState;
-  state.rawBody = raw;
-  if (raw.length === 0) {
-    ctx.request.body = {};
-    return;
-  }
+/** A JSON body's value, or the error its handler throws when it reads it. */
+export type ParsedBody = { body: Record<string, unknown> } | { error: ApiError };
+
+/** Parses a whole body: empty is `{}`; anything but a JSON object, or a NUL escape, is an error. */
+export function parseJsonBody(raw: Buffer): ParsedBody {
+  if (raw.length === 0) return { body: {} };
   const text = raw.toString('utf8');
   // PostgreSQL cannot store NUL in text; refuse it here rather than fail in the database.
-  if (text.includes('\\u0000')) {
-    state.bodyError = new ApiError(ERRORS.bodyNulCharacter);
-    return;
-  }
+  if (text.includes('\\u0000')) return { error: new ApiError(ERRORS.bodyNulCharacter) };
   try {
     const parsed: unknown = JSON.parse(text);
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) state.bodyError = new ApiError(ERRORS.bodyNotObject);
-    else ctx.request.body = parsed;
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { error: new ApiError(ERRORS.bodyNotObject) };
+    return { body: parsed as Record<string, unknown> };
   } catch {
-    state.bodyError = new ApiError(ERRORS.malformedJson);
+    return { error: new ApiError(ERRORS.malformedJson) };
   }
+}
+
+/**
+ * Reads the body of a POST, PUT, PATCH or DELETE up to `limit` bytes (413 beyond) and parses it;
+ * `preloaded` is a body the click lane already read. A parse error is kept for the handler to
+ * throw when it reads the body, after authentication (5.3 comes first).
+ */
+export async function readJsonBody(ctx: Context, limit: number = LIMITS.maxJsonBodyBytes, preloaded?: Buffer): Promise<void> {
+  if (!METHODS_WITH_BODY.has(ctx.method)) return;
+  const raw = preloaded ?? (await readRaw(ctx, limit));
+  const state = ctx.state as RequestState;
+  state.rawBody = raw;
+  const parsed = parseJsonBody(raw);
+  if ('error' in parsed) state.bodyError = parsed.error;
+  else ctx.request.body = parsed.body;
 }
 
 /** How long an answer waits for the rest of a body nobody read before it goes out anyway. */

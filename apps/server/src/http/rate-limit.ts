@@ -1,6 +1,9 @@
 /**
  * Part 8 rate limits through rate-limiter-flexible: memory by default, Redis when REDIS_URL is set
  * (so several processes share one budget). Refuses before the endpoint runs, so nothing is recorded.
+ *
+ * Spending a point and answering for it are two steps, because the click route's fast lane
+ * (routes/track/click-lane.ts) spends the point outside Koa and may hand the answer back to Koa.
  */
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
@@ -11,6 +14,9 @@ import { ApiError } from './api-error.js';
 import { bearerToken } from '../auth/bearer.js';
 
 export type RateLimiters = Record<RateBucket, RateLimiterAbstract>;
+
+/** What spending a point came to: allowed, refused (over the limit), or the store failed. */
+export type RateOutcome = { allowed: RateLimiterRes } | { refused: RateLimiterRes } | { storeFailed: unknown };
 
 export function createRateLimiters(redis?: Redis): RateLimiters {
   const make = (bucket: RateBucket): RateLimiterAbstract => {
@@ -26,32 +32,45 @@ export function createRateLimiters(redis?: Redis): RateLimiters {
  * Per-key buckets count by a hash of the presented token, so an invalid key never spends a valid
  * key's budget (and the token itself never reaches the limiter's store).
  */
-function clientKey(ctx: Context, bucket: RateBucket): string {
+export function rateKey(bucket: RateBucket, authorization: string | undefined, ip: string): string {
   if (LIMITS.rate[bucket].per === 'key') {
-    const token = bearerToken(ctx.get('authorization'));
+    const token = bearerToken(authorization);
     if (token) return 'k:' + createHash('sha256').update(token).digest('base64url').slice(0, 32);
   }
-  return 'ip:' + ctx.ip;
+  return 'ip:' + ip;
 }
 
-function setHeaders(ctx: Context, limit: number, res: RateLimiterRes): void {
-  ctx.set(HEADERS.rateLimitLimit, String(limit));
-  ctx.set(HEADERS.rateLimitRemaining, String(Math.max(0, res.remainingPoints)));
-  ctx.set(HEADERS.rateLimitReset, String(Math.ceil((Date.now() + res.msBeforeNext) / 1000)));
-}
-
-/** Spends one point of the client's budget in `bucket`, or refuses with 429 before the endpoint runs (part 8). */
-export async function consumeRate(limiters: RateLimiters, bucket: RateBucket, ctx: Context): Promise<void> {
-  const limit = LIMITS.rate[bucket].points;
-  let res: RateLimiterRes;
+/** Spends one point of `key`'s budget in `bucket`. */
+export async function spendRate(limiters: RateLimiters, bucket: RateBucket, key: string): Promise<RateOutcome> {
   try {
-    res = await limiters[bucket].consume(clientKey(ctx, bucket));
+    return { allowed: await limiters[bucket].consume(key) };
   } catch (rejection) {
-    if (!(rejection instanceof RateLimiterRes)) throw new ApiError(ERRORS.serviceUnavailable);
-    setHeaders(ctx, limit, rejection);
-    const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-    ctx.set(HEADERS.retryAfter, String(seconds));
+    return rejection instanceof RateLimiterRes ? { refused: rejection } : { storeFailed: rejection };
+  }
+}
+
+/**
+ * The part 8 headers of an outcome, through `set` (Koa's ctx.set or a response's setHeader); a
+ * refusal throws the 429, a failed store the 503, for the error renderer.
+ */
+export function answerRate(bucket: RateBucket, outcome: RateOutcome, set: (name: string, value: string) => void): void {
+  if ('storeFailed' in outcome) throw new ApiError(ERRORS.serviceUnavailable);
+  const res = 'allowed' in outcome ? outcome.allowed : outcome.refused;
+  set(HEADERS.rateLimitLimit, String(LIMITS.rate[bucket].points));
+  set(HEADERS.rateLimitRemaining, String(Math.max(0, res.remainingPoints)));
+  set(HEADERS.rateLimitReset, String(Math.ceil((Date.now() + res.msBeforeNext) / 1000)));
+  if ('refused' in outcome) {
+    const seconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+    set(HEADERS.retryAfter, String(seconds));
     throw new ApiError(ERRORS.rateLimited, { seconds }, {}, { status: 429, retry_after_seconds: seconds });
   }
-  setHeaders(ctx, limit, res);
+}
+
+/**
+ * Spends one point of the client's budget in `bucket` (or takes the outcome of a point already
+ * spent for this request), and refuses with 429 before the endpoint runs (part 8).
+ */
+export async function consumeRate(limiters: RateLimiters, bucket: RateBucket, ctx: Context, spent?: RateOutcome): Promise<void> {
+  const outcome = spent ?? (await spendRate(limiters, bucket, rateKey(bucket, ctx.get('authorization'), ctx.ip)));
+  answerRate(bucket, outcome, (name, value) => ctx.set(name, value));
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import { HEADERS } from '@reftrack/contract';
 import type { RequestState } from './state.js';
@@ -7,10 +8,15 @@ import type { RequestState } from './state.js';
 const SAFE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 const HEADER = HEADERS.requestId.toLowerCase();
 
-/** The caller's X-Request-ID when it is safe, else a new one; set on the response (7.2). */
+/** The caller's X-Request-ID when it is safe, else a new one (7.2). */
+export function requestIdFor(headers: IncomingHttpHeaders): string {
+  const incoming = headers[HEADER];
+  return typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** Gives the request its id and sets it on the response (7.2). */
 export function assignRequestId(ctx: Context): void {
-  const incoming = ctx.req.headers[HEADER];
-  const id = typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
+  const id = requestIdFor(ctx.req.headers);
   (ctx.state as RequestState).requestId = id;
   ctx.set(HEADERS.requestId, id);
 }

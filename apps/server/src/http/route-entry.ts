@@ -10,6 +10,7 @@ import type { RequestState } from './state.js';
 import { allowAnyOrigin } from './cors.js';
 import { consumeRate, type RateLimiters } from './rate-limit.js';
 import { readJsonBody } from './json-body.js';
+import { handoffOf } from './lane-handoff.js';
 
 export type EntryOptions = Partial<RequestState> &
   Required<Pick<RequestState, 'failure'>> & {
@@ -26,8 +27,11 @@ export function routeEntry(limiters: RateLimiters, options: EntryOptions): Middl
   return async function enterRoute(ctx: Context, next: Next): Promise<void> {
     Object.assign(ctx.state as RequestState, meta);
     if (cors) allowAnyOrigin(ctx);
-    if (bucket) await consumeRate(limiters, bucket, ctx);
-    await readJsonBody(ctx, bodyLimit);
+    // A request the click lane handed over has spent its point and may have been read already.
+    const handoff = handoffOf(ctx.req);
+    if (bucket) await consumeRate(limiters, bucket, ctx, handoff?.rate);
+    if (handoff?.failure) throw handoff.failure.error;
+    await readJsonBody(ctx, bodyLimit, handoff?.raw);
     await next();
   };
 }

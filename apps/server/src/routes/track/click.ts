@@ -121,6 +121,7 @@ export async function recordClick(deps: AppDeps, origin: ClickOrigin, body: Reco
       await trx('click_events').insert(rowObject(CLICK_EVENT_COLUMNS, event));
     });
   } else {
+    deps.faults.beforeClickSubmit?.();
     await deps.clicks.submit({ customer, event, linkId: link.id, partnerId: link.partnerId, programId: link.programId, at: now });
   }
   return { success: true, click_id: id, partner_code: link.partnerCode, cookie_window_days: link.attributionWindowDays };
