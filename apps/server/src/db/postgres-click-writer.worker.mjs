@@ -9,6 +9,7 @@
  * and the thread answers { id } once the batch is committed, or { id, error: { message, code } }
  * once it was rolled back; { close: true } ends the pool and the thread. Batches may overlap (two
  * connections): the counter rows are updated last and in key order, so two batches never deadlock.
+ * Each batch is one call of a SQL function, in one round trip.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import pg from 'pg';
@@ -16,7 +17,7 @@ import pg from 'pg';
 /** @type {{ connectionString: string, schema?: string, connections: number, customerColumns: string[], eventColumns: string[] }} */
 const { connectionString, schema, connections, customerColumns, eventColumns } = workerData;
 
-/** Column types for `unnest`; every other column of these tables is text. */
+/** Column types of the function's array parameters; every other column of these tables is text. */
 /** @type {Record<string, string>} */
 const TYPES = {
   program_id: 'int4',
@@ -34,30 +35,26 @@ pool.on('error', () => undefined);
 if (schema) pool.on('connect', (client) => void client.query(`set search_path to ${pg.escapeIdentifier(schema)}`).catch(() => undefined));
 
 /**
- * @param {string} table
- * @param {string[]} columns
+ * `reftrack_record_clicks` (migration 20261122200000) writes a whole batch in one statement, so one
+ * round trip commits it; the arguments are the columns as typed arrays, then the link and the
+ * partner-program increments, which the batcher sorted by key (so two batches lock the counter
+ * rows in the same order and never deadlock).
  */
-function insertText(table, columns) {
-  const casts = columns.map((c, i) => `$${i + 1}::${TYPES[c] ?? 'text'}[]`).join(', ');
-  return `insert into ${table} (${columns.join(', ')}) select * from unnest(${casts})`;
-}
-
-// Named statements: node-postgres prepares each once per connection and reuses its plan.
-const STATEMENTS = {
-  customers: { name: 'rt_click_customers', text: insertText('customers', customerColumns) },
-  events: { name: 'rt_click_events', text: insertText('click_events', eventColumns) },
-  link: { name: 'rt_click_link', text: 'update referral_links set clicks = clicks + $1, last_clicked = greatest(coalesce(last_clicked, 0), $2) where id = $3' },
-  enrollment: {
-    name: 'rt_click_enrollment',
-    text: 'update partner_programs set clicks = clicks + $1, last_clicked_at = greatest(coalesce(last_clicked_at, 0), $2) where partner_id = $3 and program_id = $4',
-  },
+/** The function's parameters, named after the columns, in the order of the values below. */
+const PARAMETERS = [
+  ...customerColumns.map((c) => [`c_${c}`, TYPES[c] ?? 'text']),
+  ...eventColumns.map((c) => [`e_${c}`, TYPES[c] ?? 'text']),
+  ['l_id', 'int4'], ['l_n', 'int8'], ['l_at', 'int8'],
+  ['p_partner_id', 'int4'], ['p_program_id', 'int4'], ['p_n', 'int8'], ['p_at', 'int8'],
+];
+// Named arguments: a column list that no longer matches the function fails loudly instead of
+// writing values into the wrong columns.
+const RECORD_CLICKS = {
+  name: 'rt_record_clicks',
+  text: `select reftrack_record_clicks(${PARAMETERS.map(([name, type], i) => `${name} => $${i + 1}::${type}[]`).join(', ')})`,
 };
 
-/**
- * One array parameter per column.
- * @param {unknown[][]} rows
- * @param {number} width
- */
+/** @param {unknown[][]} rows @param {number} width the rows' values as one array per column */
 const columnsOf = (rows, width) => Array.from({ length: width }, (_, i) => rows.map((r) => r[i] ?? null));
 
 /**
@@ -66,27 +63,23 @@ const columnsOf = (rows, width) => Array.from({ length: width }, (_, i) => rows.
  * @property {unknown[][]} events
  * @property {Array<{ id: number, n: number, at: number }>} links
  * @property {Array<{ partnerId: number, programId: number, n: number, at: number }>} enrollments
+ * @param {BatchRows} rows
  */
-
-/** @param {BatchRows} rows */
 async function writeBatch({ customers, events, links, enrollments }) {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query('begin');
-    if (customers.length > 0) await client.query({ ...STATEMENTS.customers, values: columnsOf(customers, customerColumns.length) });
-    await client.query({ ...STATEMENTS.events, values: columnsOf(events, eventColumns.length) });
-    for (const { id, n, at } of links) await client.query({ ...STATEMENTS.link, values: [n, at, id] });
-    for (const { partnerId, programId, n, at } of enrollments) await client.query({ ...STATEMENTS.enrollment, values: [n, at, partnerId, programId] });
-    await client.query('commit');
-  } catch (err) {
-    await client.query('rollback').catch(() => {
-      broken = true;
-    });
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+  await pool.query({
+    ...RECORD_CLICKS,
+    values: [
+      ...columnsOf(customers, customerColumns.length),
+      ...columnsOf(events, eventColumns.length),
+      links.map((l) => l.id),
+      links.map((l) => l.n),
+      links.map((l) => l.at),
+      enrollments.map((e) => e.partnerId),
+      enrollments.map((e) => e.programId),
+      enrollments.map((e) => e.n),
+      enrollments.map((e) => e.at),
+    ],
+  });
 }
 
 const port = parentPort;
