@@ -47,6 +47,9 @@ export function makeRow(db, route, r, cpu) {
     targets: [],
     valid: r.non2xx === 0 && r.socketErrors === 0 && r.timeouts === 0 && r.ok > 0,
   };
+  if (cpu.perProcess.length > 1) {
+    row.notes.push(`CPU per server process: ${cpu.perProcess.map((p) => `pid ${p.pid} ${p.cpuS} s (event loop ${p.mainThreadCpuS} s)`).join(', ')}`);
+  }
   noteNoise(row, os.cpus().length);
   return row;
 }

@@ -117,7 +117,7 @@ export function cpuMeter(serverPids) {
   const self0 = process.cpuUsage();
   const reaped0 = reapedChildrenCpuSeconds();
   return {
-    /** @returns {{ serverCpuS: number, serverMainThreadCpuS: number, postgresCpuS: number, hostBusyPct: number, benchProcessCpuS: number, reapedChildrenCpuS: number, otherCpuS: number }} */
+    /** @returns {{ serverCpuS: number, serverMainThreadCpuS: number, perProcess: Array<{ pid: number, cpuS: number, mainThreadCpuS: number }>, postgresCpuS: number, hostBusyPct: number, benchProcessCpuS: number, reapedChildrenCpuS: number, otherCpuS: number }} */
     stop() {
       const server1 = pids.map(processCpuSeconds);
       const pg1 = postgresCpu();
@@ -125,8 +125,9 @@ export function cpuMeter(serverPids) {
       const self1 = process.cpuUsage(self0);
       let pgDelta = 0;
       for (const [pid, s] of pg1) pgDelta += s - (pg0.get(pid) ?? 0);
-      const serverCpuS = server1.reduce((a, s, i) => a + s - server0[i], 0);
-      const serverMainThreadCpuS = pids.reduce((a, pid, i) => a + mainThreadCpuSeconds(pid) - main0[i], 0);
+      const perProcess = pids.map((pid, i) => ({ pid, cpuS: round(server1[i] - server0[i], 2), mainThreadCpuS: round(mainThreadCpuSeconds(pid) - main0[i], 2) }));
+      const serverCpuS = perProcess.reduce((a, p) => a + p.cpuS, 0);
+      const serverMainThreadCpuS = perProcess.reduce((a, p) => a + p.mainThreadCpuS, 0);
       const benchProcessCpuS = (self1.user + self1.system) / 1e6;
       const reapedChildrenCpuS = reapedChildrenCpuSeconds() - reaped0;
       // Whatever else ran on the host meanwhile (other users' builds and tests, the kernel's own
@@ -135,6 +136,8 @@ export function cpuMeter(serverPids) {
       return {
         serverCpuS: round(serverCpuS, 2),
         serverMainThreadCpuS: round(serverMainThreadCpuS, 2),
+        /** Each server process: its CPU, and its event loop's. */
+        perProcess,
         postgresCpuS: round(pgDelta, 2),
         hostBusyPct: round((100 * (host1.busy - host0.busy)) / Math.max(1, host1.total - host0.total), 1),
         benchProcessCpuS: round(benchProcessCpuS, 2),
