@@ -201,6 +201,21 @@ describe(`[${dbKind}] 4.1 group commit (design: "The hot write path")`, () => {
     }
   });
 
+  it('more clicks at once than one batch holds are split over several batches, each committed with its counters', async () => {
+    // A batch goes to the writer as soon as it holds 30 clicks: 150 at once make several batches,
+    // some of them committing while the next ones fill.
+    const links = ['pat20', 'sam10'] as const;
+    const countsOf = async () =>
+      Promise.all(links.map(async (short_link) => Number((await s.db('referral_links').where({ short_link }).first('clicks')).clicks)));
+    const before = await countsOf();
+    const sessions = Array.from({ length: 150 }, (_, i) => `split-${dbKind}-${i}`);
+    const answers = await Promise.all(sessions.map((session_id, i) => s.post(CLICK, { affiliate_url: `https://acme.test/?aff=${links[i % 2]}`, session_id })));
+    for (const a of answers) expect(a.status).toBe(200);
+    const stored = await s.db('click_events').whereIn('session_id', sessions).select('click_id');
+    expect(stored.map((r) => r.click_id).sort()).toEqual(answers.map((a) => a.body.click_id).sort());
+    expect(await countsOf()).toEqual([before[0] + 75, before[1] + 75]);
+  });
+
   it('a batch whose counter update fails, after its rows were inserted, leaves neither rows nor counts behind', async () => {
     // The counters are the batch's last step (with the commit, on PostgreSQL): a failure there
     // must still take back the inserts made before it.

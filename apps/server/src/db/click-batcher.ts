@@ -85,7 +85,7 @@ const MAX_BATCH = 500;
  * A batch this large goes to the writer at once, while a writer slot is free, rather than at the
  * end of the event loop's turn: it commits while the loop reads and answers the other requests.
  * Otherwise the clients of one answered batch come back together, form the next batch together,
- * and the loop waits idle through each commit (docs/performance.md, "the click route's idle loop").
+ * and the loop waits idle through each commit (docs/performance.md, "Where the time goes").
  */
 const EARLY_BATCH = 30;
 
