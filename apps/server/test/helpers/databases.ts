@@ -8,28 +8,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { findTestPostgres } from '../postgres-url.mjs';
 
 export type DbKind = 'sqlite' | 'postgres';
 export const dbKind: DbKind = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
-
-const PG_CANDIDATES = [process.env.TEST_POSTGRES_URL, 'postgres://postgres@127.0.0.1:5432/test', 'postgres://root@127.0.0.1:5432/test'].filter(Boolean) as string[];
 
 let pgUrl: Promise<string | undefined> | undefined;
 
 export function postgresUrl(): Promise<string | undefined> {
   pgUrl ??= (async () => {
-    for (const url of PG_CANDIDATES) {
-      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-      try {
-        await client.connect();
-        await client.end();
-        return url;
-      } catch {
-        await client.end().catch(() => undefined);
-      }
-    }
-    if (process.env.CI === 'true') throw new Error('PostgreSQL at 127.0.0.1:5432 (database test) is unreachable and CI=true');
-    return undefined;
+    const url = await findTestPostgres();
+    if (!url && process.env.CI === 'true') throw new Error('PostgreSQL at 127.0.0.1:5432 (database test) is unreachable and CI=true');
+    return url;
   })();
   return pgUrl;
 }

@@ -1,0 +1,2 @@
+/** See postgres-url.mjs. */
+export declare function findTestPostgres(): Promise<string | undefined>;
