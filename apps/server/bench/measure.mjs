@@ -144,3 +144,12 @@ export function verifyClicks(row, before, after, runs, connections) {
 /** @param {LoadResult | undefined} w */
 export const warmNote = (w) => (w && (w.non2xx || w.socketErrors || w.timeouts) ? [`warm-up had ${w.non2xx} non-2xx, ${w.socketErrors} socket errors, ${w.timeouts} timeouts`] : []);
 
+/**
+ * The middle item by `rps` (the upper middle of an even count): the reported run of repeated runs.
+ * @template T
+ * @param {T[]} items @param {(item: T) => number} rps
+ * @returns {T}
+ */
+export function medianBy(items, rps) {
+  return [...items].sort((a, b) => rps(a) - rps(b))[Math.floor(items.length / 2)];
+}

@@ -125,7 +125,7 @@ export function cpuMeter(serverPids) {
       const self1 = process.cpuUsage(self0);
       let pgDelta = 0;
       for (const [pid, s] of pg1) pgDelta += s - (pg0.get(pid) ?? 0);
-      const perProcess = pids.map((pid, i) => ({ pid, cpuS: round(server1[i] - server0[i], 2), mainThreadCpuS: round(mainThreadCpuSeconds(pid) - main0[i], 2) }));
+      const perProcess = pids.map((pid, i) => ({ pid, cpuS: server1[i] - server0[i], mainThreadCpuS: mainThreadCpuSeconds(pid) - main0[i] }));
       const serverCpuS = perProcess.reduce((a, p) => a + p.cpuS, 0);
       const serverMainThreadCpuS = perProcess.reduce((a, p) => a + p.mainThreadCpuS, 0);
       const benchProcessCpuS = (self1.user + self1.system) / 1e6;
@@ -137,7 +137,7 @@ export function cpuMeter(serverPids) {
         serverCpuS: round(serverCpuS, 2),
         serverMainThreadCpuS: round(serverMainThreadCpuS, 2),
         /** Each server process: its CPU, and its event loop's. */
-        perProcess,
+        perProcess: perProcess.map((p) => ({ pid: p.pid, cpuS: round(p.cpuS, 2), mainThreadCpuS: round(p.mainThreadCpuS, 2) })),
         postgresCpuS: round(pgDelta, 2),
         hostBusyPct: round((100 * (host1.busy - host0.busy)) / Math.max(1, host1.total - host0.total), 1),
         benchProcessCpuS: round(benchProcessCpuS, 2),

@@ -26,7 +26,7 @@ import { createPostgres, createSqlite, findPostgres, writeCounts } from './db.mj
 import { runAutocannon, runWrk, wrkAvailable } from './load.mjs';
 import { fileSize, logSummary, round, seed, SERVER_DIR, snapshotServer, startBareServer, startServer } from './processes.mjs';
 import { checkTargets, codeVersion, machine, renderChecks, renderInvalid, renderTable, renderTargets, writeResult } from './report.mjs';
-import { ackedAndSlack, makeRow, measured, verifyClicks, warmNote } from './measure.mjs';
+import { ackedAndSlack, makeRow, measured, medianBy, verifyClicks, warmNote } from './measure.mjs';
 import { parseOptions } from './options.mjs';
 import { renderProfile, summarizeProfile } from './profile.mjs';
 
@@ -121,8 +121,7 @@ async function main() {
       tries.push(row);
       console.log(`[bare] ${result.rps} req/s, p99 ${result.p99Ms} ms (${using})`);
     }
-    const sorted = [...tries].sort((a, b) => a.rps - b.rps);
-    const row = sorted[Math.floor(sorted.length / 2)];
+    const row = medianBy(tries, (t) => t.rps);
     if (tries.length > 1) row.notes.push(`median of ${tries.length} runs: ${tries.map((t) => t.rps).join(', ')} req/s`);
     rows.push(row);
     bareRps[using] = row.rps;
@@ -215,7 +214,7 @@ async function main() {
         return all;
       });
       const after = await writeCounts(db.knex);
-      const value = [...runs].sort((a, b) => a.result.rps - b.result.rps)[Math.floor(runs.length / 2)];
+      const value = medianBy(runs, (r) => r.result.rps);
       const { warm, result, cpu } = value;
       const row = makeRow(kind, 'click', result, cpu);
       row.ratioToBare = round(result.rps / bareRps[result.tool], 3);
