@@ -1,6 +1,7 @@
 // `pnpm bench`: the hot write path (run.mjs: click, lead, sale against a bare node:http server),
-// then the event listing with one million events (listing.mjs, SQLite). Arguments go to run.mjs;
-// `--skip-listing` leaves the listing out.
+// the memory rate limiter's cost per client (rate-store.mjs), then the event listing with one
+// million events (listing.mjs, SQLite). Arguments go to run.mjs; `--skip-listing` leaves the
+// listing out.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,8 @@ const skipListing = args.includes('--skip-listing');
 const runArgs = args.filter((a) => a !== '--skip-listing');
 const hot = spawnSync(process.execPath, [path.join(here, 'run.mjs'), ...runArgs], { stdio: 'inherit' });
 let status = hot.status ?? 1;
+const rateStore = spawnSync(process.execPath, [path.join(here, 'rate-store.mjs')], { stdio: 'inherit' });
+status ||= rateStore.status ?? 1;
 if (!skipListing) {
   const listing = spawnSync(process.execPath, [path.join(here, 'listing.mjs'), '--connections', '4'], { stdio: 'inherit' });
   status ||= listing.status ?? 1;

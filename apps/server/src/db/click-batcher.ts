@@ -136,7 +136,7 @@ export class ClickBatcher {
     }
     this.inFlight++;
     try {
-      await this.writer.write(reduce(batch.map((p) => p.write)));
+      await this.writer.write(reduce(batch));
       for (const p of batch) p.resolve();
     } catch (err) {
       for (const p of batch) p.reject(err);
@@ -148,27 +148,35 @@ export class ClickBatcher {
   }
 }
 
-function reduce(writes: ClickWrite[]): BatchRows {
-  const customers = writes.flatMap((w) => (w.customer ? [w.customer] : []));
-  const events = writes.map((w) => w.event);
-  const links = new Map<number, { n: number; at: number }>();
+function reduce(batch: Pending[]): BatchRows {
+  const customers: Row[] = [];
+  const events: Row[] = [];
+  const links = new Map<number, { id: number; n: number; at: number }>();
   const enrollments = new Map<string, { partnerId: number; programId: number; n: number; at: number }>();
-  for (const w of writes) {
-    const link = links.get(w.linkId) ?? { n: 0, at: 0 };
-    link.n += 1;
-    link.at = Math.max(link.at, w.at);
-    links.set(w.linkId, link);
+  for (const { write: w } of batch) {
+    if (w.customer) customers.push(w.customer);
+    events.push(w.event);
+    const link = links.get(w.linkId);
+    if (link) {
+      link.n += 1;
+      link.at = Math.max(link.at, w.at);
+    } else {
+      links.set(w.linkId, { id: w.linkId, n: 1, at: w.at });
+    }
     const key = `${w.partnerId}:${w.programId}`;
-    const pp = enrollments.get(key) ?? { partnerId: w.partnerId, programId: w.programId, n: 0, at: 0 };
-    pp.n += 1;
-    pp.at = Math.max(pp.at, w.at);
-    enrollments.set(key, pp);
+    const pp = enrollments.get(key);
+    if (pp) {
+      pp.n += 1;
+      pp.at = Math.max(pp.at, w.at);
+    } else {
+      enrollments.set(key, { partnerId: w.partnerId, programId: w.programId, n: 1, at: w.at });
+    }
   }
   // Rows are locked in one order (by key) so that two batches in flight cannot deadlock.
   return {
     customers,
     events,
-    links: [...links].map(([id, v]) => ({ id, ...v })).sort((a, b) => a.id - b.id),
+    links: [...links.values()].sort((a, b) => a.id - b.id),
     enrollments: [...enrollments.values()].sort((a, b) => a.partnerId - b.partnerId || a.programId - b.programId),
   };
 }

@@ -54,9 +54,19 @@ function statement(sql) {
   return stmt;
 }
 
-// better-sqlite3 binds numbers, strings, null and buffers; booleans are stored as 0/1 like knex does.
-/** @param {unknown} v */
-const bindable = (v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v === undefined ? null : v);
+/**
+ * better-sqlite3 binds numbers, strings, null and buffers; booleans are stored as 0/1 like knex
+ * does. The row is this thread's own copy, so it is converted in place.
+ * @param {unknown[]} row
+ */
+function bindable(row) {
+  for (let i = 0; i < row.length; i++) {
+    const v = row[i];
+    if (typeof v === 'boolean') row[i] = v ? 1 : 0;
+    else if (v === undefined) row[i] = null;
+  }
+  return row;
+}
 
 /**
  * @param {string} table
@@ -66,7 +76,7 @@ const bindable = (v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v === undefined 
 function insertAll(table, columns, rows) {
   if (rows.length === 0) return;
   const stmt = statement(`insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
-  for (const row of rows) stmt.run(row.map(bindable));
+  for (const row of rows) stmt.run(bindable(row));
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
- * Part 8 rate limits through rate-limiter-flexible: memory by default, Redis when REDIS_URL is set
- * (so several processes share one budget). Refuses before the endpoint runs, so nothing is recorded.
+ * Part 8 rate limits through rate-limiter-flexible: memory by default (with the storage of
+ * swept-memory-storage.ts, which needs no timer per client), Redis when REDIS_URL is set (so
+ * several processes share one budget). Refuses before the endpoint runs, so nothing is recorded.
  *
  * Spending a point and answering for it are two steps, because the click route's fast lane
  * (routes/track/click-lane.ts) spends the point outside Koa and may hand the answer back to Koa.
@@ -12,6 +13,7 @@ import type { Redis } from 'ioredis';
 import { ERRORS, HEADERS, LIMITS, type RateBucket } from '@reftrack/contract';
 import { ApiError } from './api-error.js';
 import { bearerToken } from '../auth/bearer.js';
+import { withSweptStorage } from './swept-memory-storage.js';
 
 export type RateLimiters = Record<RateBucket, RateLimiterAbstract>;
 
@@ -22,7 +24,7 @@ export function createRateLimiters(redis?: Redis): RateLimiters {
   const make = (bucket: RateBucket): RateLimiterAbstract => {
     const { points, durationSeconds } = LIMITS.rate[bucket];
     const options = { points, duration: durationSeconds, keyPrefix: `reftrack:rl:${bucket}` };
-    return redis ? new RateLimiterRedis({ ...options, storeClient: redis }) : new RateLimiterMemory(options);
+    return redis ? new RateLimiterRedis({ ...options, storeClient: redis }) : withSweptStorage(new RateLimiterMemory(options));
   };
   const buckets = Object.keys(LIMITS.rate) as RateBucket[];
   return Object.fromEntries(buckets.map((b) => [b, make(b)])) as RateLimiters;
