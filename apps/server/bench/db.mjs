@@ -6,27 +6,12 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import knexFactory from 'knex';
-import pg from 'pg';
 
-/** Tried in order; the first that accepts a connection is used (trust auth, database `test`). */
-export const POSTGRES_CANDIDATES = ['postgres://postgres@127.0.0.1:5432/test', 'postgres://root@127.0.0.1:5432/test'];
-
-/** @returns {Promise<string | undefined>} the first reachable PostgreSQL URL */
-export async function findPostgres() {
-  for (const url of POSTGRES_CANDIDATES) {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-    try {
-      await client.connect();
-      await client.query('select 1');
-      return url;
-    } catch {
-      // next candidate
-    } finally {
-      await client.end().catch(() => {});
-    }
-  }
-  return undefined;
-}
+/**
+ * The first reachable PostgreSQL (`TEST_POSTGRES_URL`, then users postgres and root at
+ * 127.0.0.1:5432, database `test`): the same probe as the server suite's.
+ */
+export { findTestPostgres as findPostgres } from '../test/postgres-url.mjs';
 
 /**
  * @typedef {object} BenchDb

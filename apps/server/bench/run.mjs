@@ -66,7 +66,7 @@ async function main() {
 
   const postgresUrl = opts.db === 'sqlite' ? undefined : await findPostgres();
   if (opts.db === 'postgres' || opts.db === 'both') {
-    if (!postgresUrl) throw new Error('PostgreSQL is not reachable at 127.0.0.1:5432 (database test, users postgres and root tried)');
+    if (!postgresUrl) throw new Error('PostgreSQL is not reachable (TEST_POSTGRES_URL, then 127.0.0.1:5432 database test as users postgres and root, tried)');
   }
   /** @type {Array<'sqlite' | 'postgres'>} */
   const databases = opts.db === 'sqlite' ? ['sqlite'] : opts.db === 'postgres' ? ['postgres'] : postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];

@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * The PostgreSQL the server suite runs on: the first of these URLs that accepts a connection (trust
- * auth, database `test`). Shared by the runner (run-both.mjs, plain Node) and the suite's helpers.
+ * auth, database `test`). Shared by the runner (run-both.mjs, plain Node), the suite's helpers and
+ * the benchmark (bench/db.mjs).
  */
 import pg from 'pg';
 
