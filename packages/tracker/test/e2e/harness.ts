@@ -1,74 +1,20 @@
 /** The pieces an end-to-end run needs: the real Reftrack server, a static site, and Chromium. */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type ConsoleMessage } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS, freePort, startReftrackServer, type ReftrackServer } from '../../../../scripts/e2e/reftrack-server.js';
 
-export const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
-export const serverMain = join(repoRoot, 'apps/server/dist/main.js');
-export const CHROMIUM = '/usr/bin/chromium';
+export { repoRoot, serverMain, CHROMIUM } from '../../../../scripts/e2e/reftrack-server.js';
 const trackerFile = fileURLToPath(new URL('../../dist/tracker.iife.js', import.meta.url));
 const fixture = fileURLToPath(new URL('./fixture.json', import.meta.url));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = http.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-export interface ApiServer {
-  port: number;
-  /** Origin the browser uses; *.shop.test resolves to 127.0.0.1 in the browser. */
-  origin: string;
-  output: () => string;
-  stop: () => Promise<void>;
-}
+/** The API server; its origin is `http://api.shop.test:<port>` (*.shop.test resolves to 127.0.0.1 in the browser). */
+export type ApiServer = ReftrackServer;
 
 /** Seeds a fresh SQLite database with the fixture, then starts `reftrack-server start` on it. */
-export async function startApiServer(): Promise<ApiServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'reftrack-tracker-e2e-'));
-  const port = await freePort();
-  const origin = `http://api.shop.test:${port}`;
-  const env = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL: `sqlite:${join(dir, 't.db')}`,
-    PUBLIC_BASE_URL: origin,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  };
-  execFileSync(process.execPath, [serverMain, 'seed', '--file', fixture], { cwd: repoRoot, env, stdio: 'pipe' });
-  const child: ChildProcess = spawn(process.execPath, [serverMain, 'start'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const stop = async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`reftrack server exited with ${child.exitCode}:\n${out}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`reftrack server did not answer /healthz within 20 s:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { port, origin, output: () => out, stop };
+export function startApiServer(): Promise<ApiServer> {
+  return startReftrackServer({ fixture, tmpPrefix: 'reftrack-tracker-e2e-', origin: (port) => `http://api.shop.test:${port}` });
 }
 
 export interface Site {
@@ -121,17 +67,7 @@ export function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-sync',
-      '--host-resolver-rules=MAP *.shop.test 127.0.0.1, MAP shop.test 127.0.0.1',
-    ],
+    args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP *.shop.test 127.0.0.1, MAP shop.test 127.0.0.1'],
   });
 }
 

@@ -1,0 +1,97 @@
+/**
+ * The real Reftrack server for the browser end-to-end suites (packages/tracker, apps/web): the
+ * built `apps/server/dist/main.js`, seeded with a fixture on a fresh SQLite file, started on a free
+ * port and awaited until `GET /healthz` answers. Node built-ins only, so any package's tests can
+ * import it.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+export const serverMain = join(repoRoot, 'apps/server/dist/main.js');
+export const CHROMIUM = '/usr/bin/chromium';
+/** Flags Chromium needs on this machine kind: no sandbox as root, no network beyond the test's. */
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-quic', '--no-first-run', '--disable-sync'];
+
+const HEALTHZ_WAIT_MS = 20_000;
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = http.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+export interface StartOptions {
+  /** The seed fixture (`reftrack-server seed --file`). */
+  fixture: string;
+  /** Prefix of the temporary directory holding the database. */
+  tmpPrefix: string;
+  /** The origin the server calls itself (PUBLIC_BASE_URL), from its port. */
+  origin?: (port: number) => string;
+  /** Variables to set, or (undefined) to remove from the inherited environment. */
+  env?: Record<string, string | undefined>;
+}
+
+export interface ReftrackServer {
+  port: number;
+  origin: string;
+  env: NodeJS.ProcessEnv;
+  /** `reftrack-server <args>` on the same database; its standard output. */
+  command: (...args: string[]) => string;
+  /** Everything the server printed so far. */
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Seeds a fresh SQLite database with the fixture, then runs `reftrack-server start` on it. */
+export async function startReftrackServer(options: StartOptions): Promise<ReftrackServer> {
+  if (!existsSync(serverMain)) throw new Error(`${serverMain} is missing: build the server first (pnpm --filter @reftrack/server build)`);
+  const dir = mkdtempSync(join(tmpdir(), options.tmpPrefix));
+  const port = await freePort();
+  const origin = options.origin?.(port) ?? `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: `sqlite:${join(dir, 'reftrack.db')}`,
+    PUBLIC_BASE_URL: origin,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  };
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  const command = (...args: string[]) => execFileSync(process.execPath, [serverMain, ...args], { cwd: repoRoot, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  command('seed', '--file', options.fixture);
+  const child: ChildProcess = spawn(process.execPath, [serverMain, 'start'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const stop = async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + HEALTHZ_WAIT_MS;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`reftrack server exited with ${child.exitCode}:\n${out}`);
+    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`reftrack server did not answer /healthz within ${HEALTHZ_WAIT_MS / 1000} s:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { port, origin, env, command, output: () => out, stop };
+}
