@@ -1,16 +1,11 @@
 /** Program rows as the API shows them (2.1): the key only as `api_token_masked`. */
 import type { Knex } from 'knex';
-import type { CommissionType, LeadAuth, Program } from '@reftrack/contract';
+import type { CommissionType, LeadAuth, ProgramView } from '@reftrack/contract';
 import { maskKey } from '../auth/secret-hash.js';
 import { newProgramKey } from '../domain/ids.js';
 import { sha256Hex } from '../auth/secret-hash.js';
 
-export interface ProgramView extends Program {
-  advertiser_id: number | null;
-  key_rotation: { marked_at: string; rotate_by: string } | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { ProgramView };
 
 const iso = (ms: unknown): string => new Date(Number(ms)).toISOString();
 

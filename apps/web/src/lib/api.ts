@@ -4,12 +4,16 @@
  * either way the person sees `error.message`, as the server wrote it.
  */
 import type {
+  DashboardLink,
+  DashboardPartner,
+  DashboardProgram,
+  DashboardSession,
+  DashboardWorkspace,
   EventListResponse,
+  GeneratedKey,
   NormalizedEvent,
-  Program,
+  PaymentsConnection,
   ReadinessResponse,
-  ReferralLink,
-  Role,
 } from '@reftrack/contract';
 
 export class ApiError extends Error {
@@ -68,24 +72,13 @@ interface Ok<T> {
 const get = <T>(path: string) => request<Ok<T>>('GET', path).then((r) => r.data);
 const send = <T>(method: string, path: string, body?: unknown) => request<Ok<T>>(method, path, body ?? {}).then((r) => r.data);
 
-/* Shapes of the dashboard routes (docs/dashboard-api.md) around the contract's types. */
-
-export interface Workspace {
-  id: number;
-  name: string;
-  role: Role;
-}
-
-export interface SessionInfo {
-  account: { id: number; email: string; name: string | null };
-  workspaces: Workspace[];
-}
-
-export interface DashboardProgram extends Program {
-  advertiser_id: number | null;
-  key_rotation: { marked_at: string; rotate_by: string } | null;
-  role?: Role;
-}
+/* Shapes of the dashboard routes (docs/dashboard-api.md): the contract's, under the names the pages use. */
+export type Workspace = DashboardWorkspace;
+export type SessionInfo = DashboardSession;
+export type Partner = DashboardPartner;
+export type Link = DashboardLink;
+export type Payments = PaymentsConnection;
+export type { DashboardProgram, GeneratedKey };
 
 export interface ProgramInput {
   workspace_id?: number;
@@ -95,38 +88,6 @@ export interface ProgramInput {
   commission_rate?: number;
   attribution_window_days?: number;
   lead_auth?: string;
-}
-
-export interface GeneratedKey {
-  program_id: number;
-  api_key: string;
-  api_token_masked: string;
-  note: string;
-}
-
-export interface Partner {
-  id: number;
-  name: string;
-  email: string | null;
-  code: string;
-  clicks: number;
-  leads: number;
-  sales: number;
-  revenue_cents: number;
-  last_clicked: string | null;
-}
-
-export interface Link extends ReferralLink {
-  partner_code: string | null;
-  url: string | null;
-}
-
-export interface Payments {
-  provider: string;
-  connected: boolean;
-  stripe_account_id: string | null;
-  webhook_secret_set: boolean;
-  webhook_url: string;
 }
 
 export type Readiness = ReadinessResponse['data'];

@@ -1,5 +1,6 @@
 /** POST /api/dashboard/programs/:id/key — generate or regenerate the program key (5.4, owner only). */
 import type { Context } from 'koa';
+import type { GeneratedKey } from '@reftrack/contract';
 import type { AppDeps } from '../../deps.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
 import { regenerateProgramKey } from '../../ops/program-keys.js';
@@ -12,9 +13,7 @@ export function regenerateKey(deps: AppDeps) {
     const apiKey = await regenerateProgramKey(deps.db, id, deps.now());
     // The only response that ever carries the full key: keep it out of every cache.
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = {
-      success: true,
-      data: { program_id: id, api_key: apiKey, api_token_masked: maskKey(apiKey.slice(-4)), note: 'Store this key now: it is shown only once. The previous key stopped working at this moment.' },
-    };
+    const data: GeneratedKey = { program_id: id, api_key: apiKey, api_token_masked: maskKey(apiKey.slice(-4)), note: 'Store this key now: it is shown only once. The previous key stopped working at this moment.' };
+    ctx.body = { success: true, data };
   };
 }

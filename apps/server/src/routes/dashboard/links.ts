@@ -1,12 +1,11 @@
 /** Referral links (2.3, 3.3): create, list with clicks and last click, switch on and off. */
 import type { Context } from 'koa';
-import { ERRORS, IDENTIFIER_PATTERN } from '@reftrack/contract';
+import { ERRORS, IDENTIFIER_PATTERN, type DashboardLink } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
 import { readBody, str } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
 import { bool, isUniqueViolation } from '../../db/knex.js';
-
 
 function linkQuery(deps: AppDeps) {
   return deps.db('referral_links as l')
@@ -15,7 +14,7 @@ function linkQuery(deps: AppDeps) {
     .select('l.id', 'l.short_link', 'l.partner_id', 'pa.code as partner_code', 'l.program_id', 'pr.domain', 'l.clicks', 'l.last_clicked', 'l.active', 'l.created_at');
 }
 
-function linkView(row: Record<string, unknown>) {
+function linkView(row: Record<string, unknown>): DashboardLink {
   return {
     id: Number(row.id),
     short_link: row.short_link as string,

@@ -1,6 +1,6 @@
 /** /api/dashboard/programs/:id/partners — partners of a program's workspace and their enrollment (2.3 relations). */
 import type { Context } from 'koa';
-import { ERRORS, IDENTIFIER_PATTERN } from '@reftrack/contract';
+import { ERRORS, IDENTIFIER_PATTERN, type DashboardPartner } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
 import { readBody, str } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
@@ -21,7 +21,7 @@ export function listPartners(deps: AppDeps) {
       .select('pa.id', 'pa.name', 'pa.email', 'pa.code', 'pp.clicks', 'pp.leads', 'pp.sales', 'pp.revenue_cents', 'pp.last_clicked_at');
     ctx.body = {
       success: true,
-      data: rows.map((r) => ({ id: r.id, name: r.name, email: r.email, code: r.code, clicks: Number(r.clicks), leads: Number(r.leads), sales: Number(r.sales), revenue_cents: Number(r.revenue_cents), last_clicked: iso(r.last_clicked_at) })),
+      data: rows.map((r): DashboardPartner => ({ id: r.id, name: r.name, email: r.email, code: r.code, clicks: Number(r.clicks), leads: Number(r.leads), sales: Number(r.sales), revenue_cents: Number(r.revenue_cents), last_clicked: iso(r.last_clicked_at) })),
     };
   };
 }

@@ -3,13 +3,13 @@
  * The webhook signing secret is stored for the intake and never read back.
  */
 import type { Context } from 'koa';
-import { ERRORS } from '@reftrack/contract';
+import { ERRORS, type PaymentsConnection } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
 import { readBody, str } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
 
-async function view(deps: AppDeps, programId: number) {
+async function view(deps: AppDeps, programId: number): Promise<PaymentsConnection> {
   const row = await deps.db('programs').where({ id: programId }).first('stripe_account_id', 'stripe_webhook_secret');
   return {
     provider: 'stripe',

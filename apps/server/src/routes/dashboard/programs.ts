@@ -1,6 +1,6 @@
 /** /api/dashboard/programs — list, create, read, update (2.1), readiness (4.5) for signed-in members. */
 import type { Context } from 'koa';
-import { ERRORS } from '@reftrack/contract';
+import { ERRORS, type DashboardProgram } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
 import { readBody } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
@@ -16,7 +16,7 @@ export function listPrograms(deps: AppDeps) {
       .where('m.account_id', ctx.state.account!.accountId)
       .select('m.role')
       .orderBy('p.id');
-    ctx.body = { success: true, data: rows.map((r) => ({ ...toProgramView(r), role: r.role })) };
+    ctx.body = { success: true, data: rows.map((r): DashboardProgram => ({ ...toProgramView(r), role: r.role })) };
   };
 }
 
@@ -45,7 +45,8 @@ export function getDashboardProgram(deps: AppDeps) {
   return async function handleGet(ctx: Context): Promise<void> {
     const id = parseId(ctx.params.id);
     const { role } = await programWithRole(deps.db, ctx.state.account!.accountId, id, 'programs:read');
-    ctx.body = { success: true, data: { ...(await readProgram(deps.db, id))!, role } };
+    const data: DashboardProgram = { ...(await readProgram(deps.db, id))!, role };
+    ctx.body = { success: true, data };
   };
 }
 

@@ -1,15 +1,15 @@
 /** POST/GET/DELETE /api/dashboard/session — sign in with an id_token, who am I, sign out. */
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
-import { DASHBOARD_SESSION_COOKIE, ERRORS } from '@reftrack/contract';
+import { DASHBOARD_SESSION_COOKIE, ERRORS, type DashboardAccount, type DashboardSession, type DashboardWorkspace } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
 import { readBody, str } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
 import { signIn } from '../../accounts/sign-in.js';
 import { clearSessionCookie, createSession, endSession, setSessionCookie } from '../../auth/dashboard-session.js';
 
-export async function accountSummary(db: Knex, account: { id: number; email: string; name: string | null }) {
-  const workspaces = await db('memberships as m').join('workspaces as w', 'w.id', 'm.workspace_id').where('m.account_id', account.id).orderBy('w.id').select('w.id', 'w.name', 'm.role');
+export async function accountSummary(db: Knex, account: DashboardAccount): Promise<DashboardSession> {
+  const workspaces: DashboardWorkspace[] = await db('memberships as m').join('workspaces as w', 'w.id', 'm.workspace_id').where('m.account_id', account.id).orderBy('w.id').select('w.id', 'w.name', 'm.role');
   return { account: { id: account.id, email: account.email, name: account.name }, workspaces };
 }
 
