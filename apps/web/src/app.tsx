@@ -1,14 +1,15 @@
 /** The dashboard shell: session, header, and the page for the current path. */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { BRAND } from '@reftrack/contract';
-import { api, setSessionLostHandler, type SessionInfo } from './lib/api.js';
+import { api, setSessionLostHandler } from './lib/api.js';
+import type { DashboardSession } from '@reftrack/contract';
 import { installLinkHandler, match, navigate, useLocation } from './lib/router.js';
 import { SignInPage } from './pages/sign-in.js';
 import { ProgramsPage } from './pages/programs.js';
 import { ProgramPage, PROGRAM_TABS, type ProgramTab } from './pages/program.js';
 import { Loading } from './components/ui.js';
 
-type SessionState = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; info: SessionInfo };
+type SessionState = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; info: DashboardSession };
 
 function safeReturn(to: string | null): string {
   return to && to.startsWith('/') && !to.startsWith('//') && to !== '/sign-in' ? to : '/programs';

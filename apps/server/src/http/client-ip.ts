@@ -8,11 +8,6 @@ import type { IncomingMessage } from 'node:http';
 export function clientIp(req: IncomingMessage, trustProxy: false | number): string {
   const forwarded = req.headers['x-forwarded-for'];
   if (trustProxy !== false && typeof forwarded === 'string' && forwarded) {
-    // One address, the common case behind one proxy: no list to build.
-    if (!forwarded.includes(',')) {
-      const ip = forwarded.trim();
-      if (ip) return ip;
-    }
     let ips = forwarded.split(',').map((v) => v.trim());
     if (trustProxy > 0) ips = ips.slice(-trustProxy);
     if (ips[0]) return ips[0];

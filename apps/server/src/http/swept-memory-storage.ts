@@ -37,7 +37,7 @@ export class SweptMemoryStorage {
   incrby(key: string, value: number, durationSec: number): RateLimiterRes {
     const window = this._storage.get(key);
     if (window) {
-      const msLeft = window.expiresAt === null ? -1 : window.expiresAt - this.now();
+      const msLeft = this.msLeft(window);
       if (window.expiresAt === null || msLeft > 0) {
         window.value += value;
         return new RateLimiterRes(0, msLeft, window.value, false);
@@ -55,8 +55,12 @@ export class SweptMemoryStorage {
 
   get(key: string): RateLimiterRes | null {
     const window = this._storage.get(key);
-    if (!window) return null;
-    return new RateLimiterRes(0, window.expiresAt === null ? -1 : window.expiresAt - this.now(), window.value, false);
+    return window ? new RateLimiterRes(0, this.msLeft(window), window.value, false) : null;
+  }
+
+  /** Milliseconds left in the window, -1 for one that never ends (as the library answers). */
+  private msLeft(window: Window): number {
+    return window.expiresAt === null ? -1 : window.expiresAt - this.now();
   }
 
   delete(key: string): boolean {

@@ -8,7 +8,6 @@ import type {
   DashboardPartner,
   DashboardProgram,
   DashboardSession,
-  DashboardWorkspace,
   EventListResponse,
   GeneratedKey,
   NormalizedEvent,
@@ -72,14 +71,6 @@ interface Ok<T> {
 const get = <T>(path: string) => request<Ok<T>>('GET', path).then((r) => r.data);
 const send = <T>(method: string, path: string, body?: unknown) => request<Ok<T>>(method, path, body ?? {}).then((r) => r.data);
 
-/* Shapes of the dashboard routes (docs/dashboard-api.md): the contract's, under the names the pages use. */
-export type Workspace = DashboardWorkspace;
-export type SessionInfo = DashboardSession;
-export type Partner = DashboardPartner;
-export type Link = DashboardLink;
-export type Payments = PaymentsConnection;
-export type { DashboardProgram, GeneratedKey };
-
 export interface ProgramInput {
   workspace_id?: number;
   name?: string;
@@ -108,8 +99,8 @@ export function eventsPath(programId: number, q: EventQuery): string {
 }
 
 export const api = {
-  session: () => request<Ok<SessionInfo>>('GET', '/api/dashboard/session', undefined, { quiet401: true }).then((r) => r.data),
-  signIn: (idToken: string) => request<Ok<SessionInfo>>('POST', '/api/dashboard/session', { id_token: idToken }, { quiet401: true }).then((r) => r.data),
+  session: () => request<Ok<DashboardSession>>('GET', '/api/dashboard/session', undefined, { quiet401: true }).then((r) => r.data),
+  signIn: (idToken: string) => request<Ok<DashboardSession>>('POST', '/api/dashboard/session', { id_token: idToken }, { quiet401: true }).then((r) => r.data),
   signOut: () => request<unknown>('DELETE', '/api/dashboard/session', {}, { quiet401: true }),
   devToken: (email: string) => request<Ok<{ id_token: string }>>('POST', '/dev-idp/token', { email }, { quiet401: true }).then((r) => r.data.id_token),
 
@@ -120,15 +111,15 @@ export const api = {
   generateKey: (id: number) => send<GeneratedKey>('POST', `/api/dashboard/programs/${id}/key`),
   readiness: (id: number) => get<Readiness>(`/api/dashboard/programs/${id}/readiness`),
 
-  partners: (id: number) => get<Partner[]>(`/api/dashboard/programs/${id}/partners`),
-  addPartner: (id: number, input: { name: string; code: string; email?: string }) => send<Partner>('POST', `/api/dashboard/programs/${id}/partners`, input),
-  links: (id: number) => get<Link[]>(`/api/dashboard/programs/${id}/links`),
-  createLink: (id: number, input: { short_link: string; partner_id: number }) => send<Link>('POST', `/api/dashboard/programs/${id}/links`, input),
-  switchLink: (linkId: number, active: boolean) => send<Link>('PATCH', `/api/dashboard/links/${linkId}`, { active }),
+  partners: (id: number) => get<DashboardPartner[]>(`/api/dashboard/programs/${id}/partners`),
+  addPartner: (id: number, input: { name: string; code: string; email?: string }) => send<DashboardPartner>('POST', `/api/dashboard/programs/${id}/partners`, input),
+  links: (id: number) => get<DashboardLink[]>(`/api/dashboard/programs/${id}/links`),
+  createLink: (id: number, input: { short_link: string; partner_id: number }) => send<DashboardLink>('POST', `/api/dashboard/programs/${id}/links`, input),
+  switchLink: (linkId: number, active: boolean) => send<DashboardLink>('PATCH', `/api/dashboard/links/${linkId}`, { active }),
 
-  payments: (id: number) => get<Payments>(`/api/dashboard/programs/${id}/payments`),
-  connectPayments: (id: number, input: { stripe_account_id: string; webhook_secret: string }) => send<Payments>('PUT', `/api/dashboard/programs/${id}/payments`, input),
-  disconnectPayments: (id: number) => send<Payments>('DELETE', `/api/dashboard/programs/${id}/payments`),
+  payments: (id: number) => get<PaymentsConnection>(`/api/dashboard/programs/${id}/payments`),
+  connectPayments: (id: number, input: { stripe_account_id: string; webhook_secret: string }) => send<PaymentsConnection>('PUT', `/api/dashboard/programs/${id}/payments`, input),
+  disconnectPayments: (id: number) => send<PaymentsConnection>('DELETE', `/api/dashboard/programs/${id}/payments`),
 
   events: (programId: number, q: EventQuery) => request<EventListResponse>('GET', eventsPath(programId, q)),
 };

@@ -4,7 +4,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { EVENT_TYPES, LIMITS, type EventType, type NormalizedEvent } from '@reftrack/contract';
-import { api, type DashboardProgram } from '../lib/api.js';
+import type { DashboardProgram } from '@reftrack/contract';
+import { api } from '../lib/api.js';
 import { useLoad } from '../lib/use-load.js';
 import { navigate } from '../lib/router.js';
 import { checkDateRange } from '../lib/validate.js';

@@ -1,6 +1,7 @@
 /** Partners & links: enrolled partners with their numbers; referral links with clicks, last click and the on/off switch. */
 import { useRef, useState } from 'preact/hooks';
-import { api, type DashboardProgram, type Link, type Partner } from '../lib/api.js';
+import type { DashboardLink, DashboardPartner, DashboardProgram } from '@reftrack/contract';
+import { api } from '../lib/api.js';
 import { useLoad } from '../lib/use-load.js';
 import { can } from '../lib/roles.js';
 import { checkLink, checkPartner } from '../lib/validate.js';
@@ -38,7 +39,7 @@ export function PartnersTab({ program }: { program: DashboardProgram }) {
   );
 }
 
-function PartnerTable({ partners }: { partners: Partner[] }) {
+function PartnerTable({ partners }: { partners: DashboardPartner[] }) {
   if (partners.length === 0) return <p>No partners in this program yet.</p>;
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label="Partners table">
@@ -85,12 +86,12 @@ function PartnerTable({ partners }: { partners: Partner[] }) {
   );
 }
 
-function LinkTable({ links, mayWrite, onChanged }: { links: Link[]; mayWrite: boolean; onChanged: (l: Link) => void }) {
+function LinkTable({ links, mayWrite, onChanged }: { links: DashboardLink[]; mayWrite: boolean; onChanged: (l: DashboardLink) => void }) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<number | null>(null);
   const [said, setSaid] = useState('');
   if (links.length === 0) return <p>No referral links yet.</p>;
-  async function flip(link: Link) {
+  async function flip(link: DashboardLink) {
     // The switch stays enabled (and focused) while the change is sent; repeated presses wait.
     if (busy !== null) return;
     setBusy(link.id);
@@ -215,7 +216,7 @@ function PartnerForm({ programId, onAdded }: { programId: number; onAdded: () =>
   );
 }
 
-function LinkForm({ programId, partners, onAdded }: { programId: number; partners: Partner[]; onAdded: () => void }) {
+function LinkForm({ programId, partners, onAdded }: { programId: number; partners: DashboardPartner[]; onAdded: () => void }) {
   const [form, setForm] = useState({ short_link: '', partner_id: '' });
   const [invalid, setInvalid] = useState<{ field: string; message: string } | null>(null);
   const [error, setError] = useState<unknown>(null);

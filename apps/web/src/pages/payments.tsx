@@ -1,7 +1,8 @@
 /** Payments: connect the payment processor (account id and webhook signing secret) and show the webhook URL. */
 import { useRef, useState } from 'preact/hooks';
 import { BRAND, ERRORS, formatMessage } from '@reftrack/contract';
-import { api, type DashboardProgram } from '../lib/api.js';
+import type { DashboardProgram } from '@reftrack/contract';
+import { api } from '../lib/api.js';
 import { useLoad } from '../lib/use-load.js';
 import { can } from '../lib/roles.js';
 import { checkPayments } from '../lib/validate.js';

@@ -1,7 +1,8 @@
 /** /programs — the programs of every workspace the person belongs to, and a form to create one. */
 import { useEffect, useState } from 'preact/hooks';
 import { BRAND } from '@reftrack/contract';
-import { api, type SessionInfo } from '../lib/api.js';
+import { api } from '../lib/api.js';
+import type { DashboardSession } from '@reftrack/contract';
 import { useLoad } from '../lib/use-load.js';
 import { navigate } from '../lib/router.js';
 import { can, ROLE_LABELS } from '../lib/roles.js';
@@ -9,7 +10,7 @@ import { describeCommission } from '../lib/format.js';
 import { ErrorNotice, Loading } from '../components/ui.js';
 import { emptyProgramForm, ProgramFormView } from '../components/program-form.js';
 
-export function ProgramsPage({ session }: { session: SessionInfo }) {
+export function ProgramsPage({ session }: { session: DashboardSession }) {
   useEffect(() => {
     document.title = `Programs — ${BRAND.name}`;
   }, []);

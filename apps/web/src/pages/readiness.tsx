@@ -1,6 +1,7 @@
 /** Readiness: the integration checklist with the next step of each open item, and the code to paste. */
 import { BRAND } from '@reftrack/contract';
-import { api, type DashboardProgram } from '../lib/api.js';
+import type { DashboardProgram } from '@reftrack/contract';
+import { api } from '../lib/api.js';
 import { useLoad } from '../lib/use-load.js';
 import { formatDateTime } from '../lib/format.js';
 import { AccessMissing, CodeBlock, ErrorNotice, isForbidden, Loading } from '../components/ui.js';

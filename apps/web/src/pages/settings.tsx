@@ -1,7 +1,8 @@
 /** Settings & key: the program's fields, and its API key (masked; generate or regenerate, owner only). */
 import { useState } from 'preact/hooks';
 import { ERRORS, formatMessage } from '@reftrack/contract';
-import { api, type DashboardProgram, type GeneratedKey } from '../lib/api.js';
+import type { DashboardProgram, GeneratedKey } from '@reftrack/contract';
+import { api } from '../lib/api.js';
 import { can } from '../lib/roles.js';
 import { formatDateTime } from '../lib/format.js';
 import { ConfirmDialog, CopyButton, ErrorNotice, Notice } from '../components/ui.js';

@@ -5,12 +5,13 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { BRAND } from '@reftrack/contract';
-import { api, ApiError, type SessionInfo } from '../lib/api.js';
+import { api, ApiError } from '../lib/api.js';
+import type { DashboardSession } from '@reftrack/contract';
 import { ErrorNotice, Loading } from '../components/ui.js';
 
 type Mode = 'checking' | 'development' | 'oidc';
 
-export function SignInPage({ onSignedIn }: { onSignedIn: (info: SessionInfo) => void }) {
+export function SignInPage({ onSignedIn }: { onSignedIn: (info: DashboardSession) => void }) {
   const [mode, setMode] = useState<Mode>('checking');
   useEffect(() => {
     document.title = `Sign in — ${BRAND.name}`;
@@ -42,7 +43,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (info: SessionInfo) => 
   );
 }
 
-function DevSignIn({ onSignedIn, onOidc }: { onSignedIn: (info: SessionInfo) => void; onOidc: () => void }) {
+function DevSignIn({ onSignedIn, onOidc }: { onSignedIn: (info: DashboardSession) => void; onOidc: () => void }) {
   const [email, setEmail] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -83,7 +84,7 @@ function DevSignIn({ onSignedIn, onOidc }: { onSignedIn: (info: SessionInfo) => 
   );
 }
 
-function TokenSignIn({ onSignedIn, open = false }: { onSignedIn: (info: SessionInfo) => void; open?: boolean }) {
+function TokenSignIn({ onSignedIn, open = false }: { onSignedIn: (info: DashboardSession) => void; open?: boolean }) {
   const [token, setToken] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS, repoRoot, startReftrackServer, type ReftrackServer } from '../../../../scripts/e2e/reftrack-server.js';
 
-export { repoRoot, serverMain, CHROMIUM } from '../../../../scripts/e2e/reftrack-server.js';
+export { repoRoot } from '../../../../scripts/e2e/reftrack-server.js';
 export const webIndex = join(repoRoot, 'apps/web/dist/index.html');
 const fixture = fileURLToPath(new URL('./fixture.json', import.meta.url));
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type ConsoleMessage } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS, freePort, startReftrackServer, type ReftrackServer } from '../../../../scripts/e2e/reftrack-server.js';
 
-export { repoRoot, serverMain, CHROMIUM } from '../../../../scripts/e2e/reftrack-server.js';
+export { serverMain } from '../../../../scripts/e2e/reftrack-server.js';
 const trackerFile = fileURLToPath(new URL('../../dist/tracker.iife.js', import.meta.url));
 const fixture = fileURLToPath(new URL('./fixture.json', import.meta.url));
 
