@@ -1,9 +1,10 @@
 /**
- * Knex's better-sqlite3 dialect with two changes. Statements are prepared once per connection and
- * reused (an LRU keyed by SQL text), where the stock dialect prepares every statement anew — the
- * largest share of a lead's or sale's time on SQLite. And every write, or write transaction from
- * BEGIN to its end, holds the file's write lock shared with the click writer thread
- * (sqlite-write-lock.ts). Everything else is the stock dialect.
+ * Knex's better-sqlite3 dialect with three changes. Statements are prepared once per connection
+ * and reused (an LRU keyed by SQL text), where the stock dialect prepares every statement anew —
+ * the largest share of a lead's or sale's time on SQLite. A query's LIMIT is written into its SQL
+ * as a number instead of a bound parameter (see `InlineLimitCompiler`). And every write, or write
+ * transaction from BEGIN to its end, holds the file's write lock shared with the click writer
+ * thread (sqlite-write-lock.ts). Everything else is the stock dialect.
  */
 import { createRequire } from 'node:module';
 import { writeLockFor, type SqliteWriteLock } from './sqlite-write-lock.js';
@@ -24,6 +25,10 @@ interface QueryObject {
   response?: unknown;
   context?: unknown;
 }
+interface StockCompiler {
+  single: Record<string, unknown>;
+  _getValueOrParameterFromAttribute(attribute: string, rawValue?: unknown): string;
+}
 interface StockClient {
   connectionSettings: { filename: string };
   _query(connection: Connection, obj: QueryObject): Promise<QueryObject>;
@@ -34,6 +39,25 @@ interface StockClient {
 const require = createRequire(import.meta.url);
 // knex exports no dialect classes; the stock client is what `client: 'better-sqlite3'` resolves to.
 const StockBetterSqlite3 = require('knex/lib/dialects/better-sqlite3') as new (config: unknown) => StockClient;
+
+// The stock client's query compiler (knex exports no dialect classes either).
+const StockCompiler = require('knex/lib/dialects/sqlite3/query/sqlite-querycompiler') as new (...args: unknown[]) => StockCompiler;
+
+/**
+ * SQLite (3.51, bundled by better-sqlite3) reads a LIMIT given as a bound parameter while planning
+ * and marks the statement to be planned again whenever that parameter is bound anew — which is
+ * every execution of a cached statement. Every `.first()` is `limit ?`: a customer lookup took
+ * ~25 µs that way and ~5 µs with `limit 1` (a program-key lookup ~7 against ~2). Knex's builder
+ * has already made the limit an integer (`parseInt`), and it is checked again here, so writing it
+ * into the SQL cannot inject anything; the statement cache then holds one statement per limit.
+ */
+class InlineLimitCompiler extends StockCompiler {
+  override _getValueOrParameterFromAttribute(attribute: string, rawValue?: unknown): string {
+    const value = this.single[attribute];
+    if (attribute === 'limit' && rawValue == null && Number.isSafeInteger(value)) return String(value);
+    return super._getValueOrParameterFromAttribute(attribute, rawValue);
+  }
+}
 
 const CACHE_SIZE = 500;
 const caches = new WeakMap<Connection, Map<string, Statement>>();
@@ -58,6 +82,10 @@ const holding = new WeakSet<Connection>();
 
 export class CachingBetterSqlite3Client extends StockBetterSqlite3 {
   private writeLock?: SqliteWriteLock;
+
+  queryCompiler(builder: unknown, formatter: unknown): StockCompiler {
+    return new InlineLimitCompiler(this, builder, formatter);
+  }
 
   override async _query(connection: Connection, obj: QueryObject): Promise<QueryObject> {
     if (!obj.sql || !connection) return super._query(connection, obj);
