@@ -1,5 +1,6 @@
 /** First sign-in of an e-mail creates its account and a workspace it owns; a suspended account is refused. */
 import type { Knex } from 'knex';
+import { insertId } from '../db/insert-id.js';
 import { ERRORS, ERROR_CODES } from '@reftrack/contract';
 import { ApiError } from '../http/api-error.js';
 import { bool, isUniqueViolation } from '../db/knex.js';
@@ -15,11 +16,9 @@ export const accountBlocked = (): ApiError => new ApiError(ERRORS.accountBlocked
 
 async function createAccount(db: Knex, identity: Identity, now: number): Promise<void> {
   await db.transaction(async (trx) => {
-    const [account] = await trx('accounts').insert({ email: identity.email, name: identity.name, suspended: false, created_at: now }).returning('id');
-    const [workspace] = await trx('workspaces')
-      .insert({ name: `${identity.name ?? identity.email.split('@')[0]}'s workspace`, created_at: now })
-      .returning('id');
-    await trx('memberships').insert({ workspace_id: Number(workspace.id ?? workspace), account_id: Number(account.id ?? account), role: 'owner' });
+    const accountId = await insertId(trx, 'accounts', { email: identity.email, name: identity.name, suspended: false, created_at: now });
+    const workspaceId = await insertId(trx, 'workspaces', { name: `${identity.name ?? identity.email.split('@')[0]}'s workspace`, created_at: now });
+    await trx('memberships').insert({ workspace_id: workspaceId, account_id: accountId, role: 'owner' });
   });
 }
 

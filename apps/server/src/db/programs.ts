@@ -1,5 +1,6 @@
 /** Program rows as the API shows them (2.1): the key only as `api_token_masked`. */
 import type { Knex } from 'knex';
+import { insertId } from './insert-id.js';
 import type { CommissionType, LeadAuth, ProgramView } from '@reftrack/contract';
 import { maskKey } from '../auth/secret-hash.js';
 import { newProgramKey } from '../domain/ids.js';
@@ -55,20 +56,17 @@ export interface NewProgram {
  */
 export async function createProgram(db: Knex, workspaceId: number, input: NewProgram, now: number): Promise<ProgramView> {
   const id = await db.transaction(async (trx) => {
-    const [row] = await trx('programs')
-      .insert({
-        workspace_id: workspaceId,
-        name: input.name,
-        domain: input.domain,
-        commission_type: input.commission_type,
-        commission_rate: input.commission_rate,
-        attribution_window_days: input.attribution_window_days ?? 60,
-        lead_auth: input.lead_auth ?? 'server_required',
-        created_at: now,
-        updated_at: now,
-      })
-      .returning('id');
-    const programId = Number(row.id ?? row);
+    const programId = await insertId(trx, 'programs', {
+      workspace_id: workspaceId,
+      name: input.name,
+      domain: input.domain,
+      commission_type: input.commission_type,
+      commission_rate: input.commission_rate,
+      attribution_window_days: input.attribution_window_days ?? 60,
+      lead_auth: input.lead_auth ?? 'server_required',
+      created_at: now,
+      updated_at: now,
+    });
     const unrevealed = newProgramKey();
     await trx('program_keys').insert({ program_id: programId, key_hash: sha256Hex(unrevealed), key_last4: unrevealed.slice(-4), created_at: now });
     return programId;

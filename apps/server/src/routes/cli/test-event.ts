@@ -4,6 +4,7 @@
  * Test records never reach listings, metrics or commissions.
  */
 import { randomBytes } from 'node:crypto';
+import { insertId } from '../../db/insert-id.js';
 import type { Context } from 'koa';
 import { ERRORS, HEADERS, LIMITS, TEST_EVENT_TYPES, type ChainStep, type CliChainResponse, type CliTestEventResponse } from '@reftrack/contract';
 import { ApiError, fail } from '../../http/api-error.js';
@@ -100,11 +101,9 @@ async function singleEvent(deps: AppDeps, key: KeyContext, type: (typeof TEST_EV
     const fixture = await ensureTestFixture(deps.db, key.programId, now);
     const link = await deps.db('referral_links').where({ short_link: fixture.shortLink }).first('id');
     const clickId = newClickId();
-    const [row] = await deps.db('click_events')
-      .insert({ program_id: key.programId, link_id: link.id, partner_id: fixture.partnerId, click_id: clickId, user_agent: 'reftrack-test-event', is_test: true, click_timestamp: now, created_at: now })
-      .returning('id');
+    const eventId = await insertId(deps.db, 'click_events', { program_id: key.programId, link_id: link.id, partner_id: fixture.partnerId, click_id: clickId, user_agent: 'reftrack-test-event', is_test: true, click_timestamp: now, created_at: now });
     await deps.db('tracking_logs').insert({ program_id: key.programId, kind: 'click', is_test: true, message: 'Test click recorded', created_at: now });
-    return { event_type: 'click', event_id: Number(row.id ?? row), test_mode: true, click_id: clickId };
+    return { event_type: 'click', event_id: eventId, test_mode: true, click_id: clickId };
   }
   if (type === 'lead') {
     const res = await deps.db.transaction((trx) => testLead(trx, { customerKey: 'reftrack-test-lead', email: null, sessionId: null, pageUrl: null }, key.programId, now));

@@ -1,5 +1,6 @@
 /** Referral links (2.3, 3.3): create, list with clicks and last click, switch on and off. */
 import type { Context } from 'koa';
+import { insertId } from '../../db/insert-id.js';
 import { ERRORS, IDENTIFIER_PATTERN, type DashboardLink } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
 import { readBody, str } from '../../http/input.js';
@@ -54,8 +55,7 @@ export function createLink(deps: AppDeps) {
       id = await deps.db.transaction(async (trx) => {
         // A link's partner is enrolled in its program, so the link's sales can be commissioned.
         await trx('partner_programs').insert({ partner_id: partnerId, program_id: programId, created_at: now }).onConflict(['partner_id', 'program_id']).ignore();
-        const [row] = await trx('referral_links').insert({ short_link: shortLink, partner_id: partnerId, program_id: programId, active: body.active === false ? false : true, created_at: now }).returning('id');
-        return Number(row.id ?? row);
+        return insertId(trx, 'referral_links', { short_link: shortLink, partner_id: partnerId, program_id: programId, active: body.active === false ? false : true, created_at: now });
       });
     } catch (err) {
       if (isUniqueViolation(err)) fail(ERRORS.shortLinkTaken);

@@ -1,5 +1,6 @@
 /** /api/dashboard/programs/:id/partners — partners of a program's workspace and their enrollment (2.3 relations). */
 import type { Context } from 'koa';
+import { insertId } from '../../db/insert-id.js';
 import { ERRORS, IDENTIFIER_PATTERN, type DashboardPartner } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
 import { readBody, str } from '../../http/input.js';
@@ -46,8 +47,7 @@ export function addPartner(deps: AppDeps) {
       const email = body.email === undefined || body.email === null ? null : str(body.email);
       if (email !== null && (!email || !EMAIL.test(email))) fail(ERRORS.partnerEmailInvalid);
       try {
-        const [row] = await deps.db('partners').insert({ name: name.slice(0, 200), email, code, workspace_id: workspaceId, created_at: now }).returning('id');
-        partnerId = Number(row.id ?? row);
+        partnerId = await insertId(deps.db, 'partners', { name: name.slice(0, 200), email, code, workspace_id: workspaceId, created_at: now });
       } catch (err) {
         if (isUniqueViolation(err)) fail(ERRORS.partnerCodeTaken);
         throw err;

@@ -1,5 +1,6 @@
 /** POST /api/v1/track/click — spec 4.1, 3.1, 3.3, 7.3. The hot path: reads cached, writes group-committed. */
 import type { IncomingHttpHeaders } from 'node:http';
+import { insertId } from '../../db/insert-id.js';
 import type { Context } from 'koa';
 import { ERRORS, type ClickResponse, type TestClickResponse } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
@@ -89,10 +90,8 @@ async function testClick(ctx: Context, deps: AppDeps, body: Record<string, unkno
   const exists = await deps.db('programs').where({ id: programId }).first('id');
   if (!exists) fail(ERRORS.clickInvalidLinkConfig);
   const clickId = str(body.existing_click_id)?.slice(0, 64) ?? newClickId();
-  const [row] = await deps.db('click_events')
-    .insert(rowObject(CLICK_EVENT_COLUMNS, clickEventRow(originOf(ctx), deps, body, link, programId, clickId, true, now)))
-    .returning('id');
-  return { success: true, message: 'Test click recorded', data: { eventId: Number(row.id ?? row), programId, test_mode: true } };
+  const eventId = await insertId(deps.db, 'click_events', rowObject(CLICK_EVENT_COLUMNS, clickEventRow(originOf(ctx), deps, body, link, programId, clickId, true, now)));
+  return { success: true, message: 'Test click recorded', data: { eventId, programId, test_mode: true } };
 }
 
 const originOf = (ctx: Context): ClickOrigin => ({ ip: ctx.ip, headers: ctx.req.headers });

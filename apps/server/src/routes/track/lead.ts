@@ -1,5 +1,6 @@
 /** POST /api/v1/track/lead — spec 4.2, 3.1 (lead rows), 7.4. */
 import type { Context } from 'koa';
+import { insertId } from '../../db/insert-id.js';
 import type { Knex } from 'knex';
 import { ERRORS, type LeadResponse } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
@@ -20,10 +21,7 @@ export interface LeadInput {
   pageUrl: string | null;
 }
 
-async function insertLead(trx: Knex.Transaction, row: Record<string, unknown>): Promise<number> {
-  const [inserted] = await trx('lead_events').insert(row).returning('id');
-  return Number(inserted.id ?? inserted);
-}
+const insertLead = (trx: Knex.Transaction, row: Record<string, unknown>): Promise<number> => insertId(trx, 'lead_events', row);
 
 export async function testLead(trx: Knex.Transaction, input: LeadInput, programId: number, now: number): Promise<LeadResponse> {
   const leadId = await insertLead(trx, {

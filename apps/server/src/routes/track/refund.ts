@@ -1,5 +1,6 @@
 /** POST /api/v1/track/refund — spec 4.4, 7.5. Reverses the sale's commission (claw-back when already paid). */
 import type { Context } from 'koa';
+import { insertId } from '../../db/insert-id.js';
 import type { Knex } from 'knex';
 import { ERRORS, REFUND_REASONS, type CommissionStatus, type RefundReason, type RefundResponse } from '@reftrack/contract';
 import { fail } from '../../http/api-error.js';
@@ -60,12 +61,9 @@ export function trackRefund(deps: AppDeps) {
       let refundId = earlier?.id as number | undefined;
       if (refundId === undefined) {
         try {
-          const [row] = await inSavepoint(trx, (sp) =>
-            sp('refunds')
-              .insert({ sale_id: sale.id, program_id: key.programId, reason, refund_reason: refundReason, amount_cents: sale.amount_cents, external_ref: API_REFUND_REF, created_at: now })
-              .returning('id'),
+          refundId = await inSavepoint(trx, (sp) =>
+            insertId(sp, 'refunds', { sale_id: sale.id, program_id: key.programId, reason, refund_reason: refundReason, amount_cents: sale.amount_cents, external_ref: API_REFUND_REF, created_at: now }),
           );
-          refundId = Number(row.id ?? row);
         } catch (err) {
           if (!isUniqueViolation(err)) throw err;
           refundId = (await trx('refunds').where({ sale_id: sale.id, external_ref: API_REFUND_REF }).first('id')).id;

@@ -1,5 +1,6 @@
 /** POST /api/v1/track/sale — spec 4.3, 3.1 (sale rows), 7.5. */
 import type { Context } from 'koa';
+import { insertId } from '../../db/insert-id.js';
 import type { Knex } from 'knex';
 import { ERRORS, type CommissionType, type SaleResponse } from '@reftrack/contract';
 import { ApiError, fail } from '../../http/api-error.js';
@@ -47,10 +48,7 @@ function saleRow(input: SaleInput, programId: number, transactionId: string, cus
  * caller goes on after a duplicate (generated test ids); elsewhere a duplicate ends the unit anyway.
  */
 async function insertSale(trx: Knex.Transaction, row: Record<string, unknown>, isolated = false): Promise<number> {
-  const insert = async (q: Knex.Transaction) => {
-    const [inserted] = await q('sale_events').insert(row).returning('id');
-    return Number(inserted.id ?? inserted);
-  };
+  const insert = (q: Knex.Transaction) => insertId(q, 'sale_events', row);
   try {
     return isolated ? await inSavepoint(trx, insert) : await insert(trx);
   } catch (err) {
@@ -111,10 +109,7 @@ export async function realSale(trx: Knex.Transaction, deps: AppDeps, input: Sale
   let amount = 0;
   if (!test && paysThisSale(type, customer.convertedAt !== null)) {
     amount = commissionAmount(type, Number(program.commission_rate), input.amountCents!, input.currency);
-    const [c] = await trx('commissions')
-      .insert({ sale_id: saleId, program_id: programId, partner_id: customer.partnerId, customer_id: customer.id, amount_cents: amount, currency: input.currency, status: 'pending', created_at: now, updated_at: now })
-      .returning('id');
-    commissionId = Number(c.id ?? c);
+    commissionId = await insertId(trx, 'commissions', { sale_id: saleId, program_id: programId, partner_id: customer.partnerId, customer_id: customer.id, amount_cents: amount, currency: input.currency, status: 'pending', created_at: now, updated_at: now });
     await trx('platform_fees').insert({ commission_id: commissionId, sale_id: saleId, program_id: programId, amount_cents: platformFee(amount), currency: input.currency, rate_bps: PLATFORM_FEE_BPS, status: 'pending', created_at: now });
   }
   if (customer.convertedAt === null) await trx('customers').where({ id: customer.id }).update({ converted_at: now });

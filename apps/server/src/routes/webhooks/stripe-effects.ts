@@ -9,6 +9,7 @@
  * Only unexpected failures (database down) throw, roll everything back and answer 5xx.
  */
 import type { Knex } from 'knex';
+import { insertId } from '../../db/insert-id.js';
 import { ERRORS } from '@reftrack/contract';
 import { ApiError } from '../../http/api-error.js';
 import type { AppDeps } from '../../deps.js';
@@ -294,8 +295,7 @@ async function findSale(trx: Knex.Transaction, programIds: number[], refs: Array
 /** Inserts the refund row; false when this processor reference was already recorded for the sale. */
 async function insertRefund(trx: Knex.Transaction, row: Record<string, unknown>): Promise<number | undefined> {
   try {
-    const [inserted] = await inSavepoint(trx, (sp) => sp('refunds').insert(row).returning('id'));
-    return Number(inserted.id ?? inserted);
+    return await inSavepoint(trx, (sp) => insertId(sp, 'refunds', row));
   } catch (err) {
     if (isUniqueViolation(err)) return undefined;
     throw err;
