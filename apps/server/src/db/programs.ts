@@ -2,9 +2,8 @@
 import type { Knex } from 'knex';
 import { insertId } from './insert-id.js';
 import type { CommissionType, LeadAuth, ProgramView } from '@reftrack/contract';
-import { maskKey } from '../auth/secret-hash.js';
+import { maskKey, sha256Hex } from '../auth/secret-hash.js';
 import { newProgramKey } from '../domain/ids.js';
-import { sha256Hex } from '../auth/secret-hash.js';
 
 export type { ProgramView };
 
@@ -51,22 +50,30 @@ export interface NewProgram {
 }
 
 /**
+ * A program's row, with the defaults a program gets when its input leaves them out. The seed
+ * fixture passes its own unchecked strings, hence the wider types.
+ */
+export function programRow(workspaceId: number | null, input: Omit<NewProgram, 'commission_type' | 'lead_auth'> & { commission_type: string; lead_auth?: string }, now: number): Record<string, unknown> {
+  return {
+    workspace_id: workspaceId,
+    name: input.name,
+    domain: input.domain,
+    commission_type: input.commission_type,
+    commission_rate: input.commission_rate,
+    attribution_window_days: input.attribution_window_days ?? 60,
+    lead_auth: input.lead_auth ?? 'server_required',
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/**
  * Creates a program with its key (2.2: one key, created with the program). Creation does not
  * reveal the key (5.1): its plain text is dropped here; an owner generates a fresh one to use it.
  */
 export async function createProgram(db: Knex, workspaceId: number, input: NewProgram, now: number): Promise<ProgramView> {
   const id = await db.transaction(async (trx) => {
-    const programId = await insertId(trx, 'programs', {
-      workspace_id: workspaceId,
-      name: input.name,
-      domain: input.domain,
-      commission_type: input.commission_type,
-      commission_rate: input.commission_rate,
-      attribution_window_days: input.attribution_window_days ?? 60,
-      lead_auth: input.lead_auth ?? 'server_required',
-      created_at: now,
-      updated_at: now,
-    });
+    const programId = await insertId(trx, 'programs', programRow(workspaceId, input, now));
     const unrevealed = newProgramKey();
     await trx('program_keys').insert({ program_id: programId, key_hash: sha256Hex(unrevealed), key_last4: unrevealed.slice(-4), created_at: now });
     return programId;

@@ -10,6 +10,7 @@ import type { Db } from '../db/knex.js';
 import { isSqlite } from '../db/knex.js';
 import { sha256Hex } from '../auth/secret-hash.js';
 import { forgetProgramKeys } from '../auth/program-key.js';
+import { programRow } from '../db/programs.js';
 
 export interface Fixture {
   accounts?: Array<{ email: string; name?: string; suspended?: boolean }>;
@@ -70,18 +71,7 @@ export async function loadFixture(db: Db, fixture: Fixture, now = Date.now()): P
       }
     }
     for (const p of fixture.programs ?? []) {
-      await upsert(trx, 'programs', ['id'], {
-        id: p.id,
-        workspace_id: p.workspace ?? null,
-        name: p.name,
-        domain: p.domain,
-        commission_type: p.commission_type,
-        commission_rate: p.commission_rate,
-        attribution_window_days: p.attribution_window_days ?? 60,
-        lead_auth: p.lead_auth ?? 'server_required',
-        created_at: now,
-        updated_at: now,
-      });
+      await upsert(trx, 'programs', ['id'], { id: p.id, ...programRow(p.workspace ?? null, p, now) });
       if (p.api_key) {
         await upsert(trx, 'program_keys', ['program_id'], { program_id: p.id, key_hash: sha256Hex(p.api_key), key_last4: p.api_key.slice(-4), created_at: now, rotation_marked_at: null, rotation_deadline: null });
       }

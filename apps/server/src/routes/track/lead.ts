@@ -21,10 +21,8 @@ export interface LeadInput {
   pageUrl: string | null;
 }
 
-const insertLead = (trx: Knex.Transaction, row: Record<string, unknown>): Promise<number> => insertId(trx, 'lead_events', row);
-
 export async function testLead(trx: Knex.Transaction, input: LeadInput, programId: number, now: number): Promise<LeadResponse> {
-  const leadId = await insertLead(trx, {
+  const leadId = await insertId(trx, 'lead_events', {
     program_id: programId,
     click_id: input.clickId ?? null,
     customer_key: input.customerKey ?? null,
@@ -49,7 +47,7 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
     // Provisional: not settled, no user id saved, not counted or paid; repeating it records nothing.
     const leadId = provisional
       ? Number(provisional.id)
-      : await insertLead(trx, {
+      : await insertId(trx, 'lead_events', {
           program_id: customer.programId,
           customer_id: customer.id,
           click_id: customer.clickId,
@@ -72,7 +70,7 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
     leadAt = Number(row?.lead_timestamp ?? now);
     await trx('lead_events').where({ id: leadId }).update({ provisional: false, settled_at: now, source: mode, customer_key: customerKey, email: input.email });
   } else {
-    leadId = await insertLead(trx, {
+    leadId = await insertId(trx, 'lead_events', {
       program_id: customer.programId,
       customer_id: customer.id,
       click_id: customer.clickId,
