@@ -14,7 +14,8 @@ const alias = { '@reftrack/contract': contractSource };
 export default defineConfig([
   {
     entry: { index: 'src/index.ts' },
-    format: ['esm'],
+    // ESM for bundlers; CommonJS too, for tools that still require() (the package exports both).
+    format: ['esm', 'cjs'],
     target: 'es2020',
     dts: true,
     noExternal: ['@reftrack/contract'],

@@ -31,8 +31,10 @@ export function freePort(): Promise<number> {
 }
 
 export interface StartOptions {
-  /** The seed fixture (`reftrack-server seed --file`). */
-  fixture: string;
+  /** The seed fixture (`reftrack-server seed --file`); none: an empty database. */
+  fixture?: string;
+  /** Arguments after `start` (e.g. `--demo`). */
+  startArgs?: string[];
   /** Prefix of the temporary directory holding the database. */
   tmpPrefix: string;
   /** The origin the server calls itself (PUBLIC_BASE_URL), from its port. */
@@ -47,8 +49,10 @@ export interface ReftrackServer {
   env: NodeJS.ProcessEnv;
   /** `reftrack-server <args>` on the same database; its standard output. */
   command: (...args: string[]) => string;
-  /** Everything the server printed so far. */
+  /** Everything the server printed so far (since the last restart). */
   output: () => string;
+  /** Stops the server and starts it again on the same database, with these arguments after `start`. */
+  restart: (...startArgs: string[]) => Promise<void>;
   stop: () => Promise<void>;
 }
 
@@ -70,28 +74,41 @@ export async function startReftrackServer(options: StartOptions): Promise<Reftra
     if (value === undefined) delete env[name];
     else env[name] = value;
   }
-  const command = (...args: string[]) => execFileSync(process.execPath, [serverMain, ...args], { cwd: repoRoot, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  command('seed', '--file', options.fixture);
-  const child: ChildProcess = spawn(process.execPath, [serverMain, 'start'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = (...args: string[]) => execFileSync(process.execPath, [serverMain, ...args], { cwd: dir, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (options.fixture) command('seed', '--file', options.fixture);
+  let child: ChildProcess;
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const stop = async () => {
+  const halt = async () => {
     if (child.exitCode === null) {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     }
+  };
+  const stop = async () => {
+    await halt();
     rmSync(dir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + HEALTHZ_WAIT_MS;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`reftrack server exited with ${child.exitCode}:\n${out}`);
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`reftrack server did not answer /healthz within ${HEALTHZ_WAIT_MS / 1000} s:\n${out}`);
+  const launch = async (startArgs: string[]) => {
+    out = '';
+    // The working folder is the temporary one: nothing the server writes lands in the repository.
+    child = spawn(process.execPath, [serverMain, 'start', ...startArgs], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    const deadline = Date.now() + HEALTHZ_WAIT_MS;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`reftrack server exited with ${child.exitCode}:\n${out}`);
+      if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`reftrack server did not answer /healthz within ${HEALTHZ_WAIT_MS / 1000} s:\n${out}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { port, origin, env, command, output: () => out, stop };
+  };
+  await launch(options.startArgs ?? []);
+  const restart = async (...startArgs: string[]) => {
+    await halt();
+    await launch(startArgs);
+  };
+  return { port, origin, env, command, output: () => out, restart, stop };
 }

@@ -230,18 +230,19 @@ export async function startBareServer() {
  * directory, so that a rebuild of apps/server/dist during the run (someone else may be working on
  * the server) cannot change or remove the code being measured halfway through.
  * @param {string} tmpDir
+ * @param {string} [serverDir] another build of apps/server to measure (e.g. an older release's)
  * @returns {string} path of the snapshot's main.js
  */
-export function snapshotServer(tmpDir) {
-  const dist = path.join(SERVER_DIR, 'dist');
+export function snapshotServer(tmpDir, serverDir = SERVER_DIR) {
+  const dist = path.join(serverDir, 'dist');
   if (!fs.existsSync(path.join(dist, 'main.js'))) throw new Error(`${dist}/main.js not found: run \`pnpm --filter @reftrack/server build\` first`);
   const snap = path.join(tmpDir, 'server');
   fs.mkdirSync(snap, { recursive: true });
   fs.cpSync(dist, path.join(snap, 'dist'), { recursive: true });
   // The server finds its migrations beside package.json above its own file (src/db/migrate.ts).
-  fs.cpSync(path.join(SERVER_DIR, 'migrations'), path.join(snap, 'migrations'), { recursive: true });
-  fs.copyFileSync(path.join(SERVER_DIR, 'package.json'), path.join(snap, 'package.json'));
-  fs.symlinkSync(path.join(SERVER_DIR, 'node_modules'), path.join(snap, 'node_modules'), 'dir');
+  fs.cpSync(path.join(serverDir, 'migrations'), path.join(snap, 'migrations'), { recursive: true });
+  fs.copyFileSync(path.join(serverDir, 'package.json'), path.join(snap, 'package.json'));
+  fs.symlinkSync(path.join(serverDir, 'node_modules'), path.join(snap, 'node_modules'), 'dir');
   return path.join(snap, 'dist', 'main.js');
 }
 

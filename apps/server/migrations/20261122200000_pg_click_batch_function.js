@@ -4,7 +4,8 @@
 // one statement, so it commits or rolls back as a whole. Its parameters are the columns of
 // CUSTOMER_COLUMNS and CLICK_EVENT_COLUMNS (src/db/click-batcher.ts) in that order, as arrays.
 
-const CUSTOMER = [
+// Exported for the later versions of the function (20261124140000), which take the same columns.
+export const CUSTOMER = [
   ['click_id', 'text'],
   ['program_id', 'int4'],
   ['partner_id', 'int4'],
@@ -14,7 +15,7 @@ const CUSTOMER = [
   ['click_at', 'int8'],
   ['created_at', 'int8'],
 ];
-const EVENT = [
+export const EVENT = [
   ['program_id', 'int4'],
   ['link_id', 'int4'],
   ['partner_id', 'int4'],
@@ -39,9 +40,9 @@ const EVENT = [
   ['created_at', 'int8'],
 ];
 
-const params = (prefix, columns) => columns.map(([name, type]) => `${prefix}_${name} ${type}[]`);
-const names = (columns) => columns.map(([name]) => name).join(', ');
-const args = (prefix, columns) => columns.map(([name]) => `${prefix}_${name}`).join(', ');
+export const params = (prefix, columns) => columns.map(([name, type]) => `${prefix}_${name} ${type}[]`);
+export const names = (columns) => columns.map(([name]) => name).join(', ');
+export const args = (prefix, columns) => columns.map(([name]) => `${prefix}_${name}`).join(', ');
 
 /** @param {import('knex').Knex} knex */
 export async function up(knex) {

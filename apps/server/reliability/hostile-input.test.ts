@@ -61,6 +61,8 @@ describe.each(['sqlite', 'postgres'] as const)(`[%s] hostile input on every publ
     ['GET', '/api/agent/v1/programs'],
     ['PATCH', '/api/agent/v1/programs/1'],
     ['POST', '/dev-idp/token'],
+    ['POST', '/api/v1/webhooks/stripe'],
+    ['POST', '/api/v1/webhooks/stripe/whe_0000000000000000000000000000hostile'],
   ];
 
   const NASTY_STRINGS = [
@@ -155,7 +157,7 @@ describe.each(['sqlite', 'postgres'] as const)(`[%s] hostile input on every publ
     return { method, path: finalPath, headers, payload: method === 'GET' ? Buffer.alloc(0) : payload };
   }
 
-  const COUNTED = ['accounts', 'workspaces', 'memberships', 'programs', 'program_keys', 'partners', 'partner_programs', 'referral_links', 'customers', 'click_events', 'lead_events', 'sale_events', 'commissions', 'platform_fees', 'refunds', 'dashboard_sessions', 'agent_keys', 'cli_tokens', 'chain_counters'];
+  const COUNTED = ['accounts', 'workspaces', 'memberships', 'programs', 'program_keys', 'partners', 'partner_programs', 'referral_links', 'customers', 'click_events', 'lead_events', 'sale_events', 'commissions', 'platform_fees', 'refunds', 'dashboard_sessions', 'agent_keys', 'cli_tokens', 'chain_counters', 'processor_connections', 'processor_events'];
 
   async function counts(): Promise<Record<string, number>> {
     const out: Record<string, number> = {};

@@ -81,6 +81,10 @@ describe('a dependency stops for a moment', () => {
     await eventually(async () => (await clickFrom('192.0.2.220', 'pg-after-click')).status === 200);
     const rows = await query<{ session_id: string }>(db, `select session_id from click_events where session_id like 'pg-%click'`);
     expect(rows.map((r) => r.session_id)).toEqual(['pg-after-click']);
+    // Nor any event: the batches' clicks.recorded events count exactly the clicks stored.
+    const events = await query<{ payload: string }>(db, `select payload from outbox_events where type = 'clicks.recorded'`);
+    const [stored] = await query<{ n: string }>(db, 'select count(*) as n from click_events where is_test = false');
+    expect(events.reduce((n, e) => n + (JSON.parse(e.payload) as { clicks: number }).clicks, 0)).toBe(Number(stored.n));
   });
 
   it('Redis: 503 in the envelope (rate limits cannot be checked), process up, recovery', async () => {

@@ -1,4 +1,4 @@
-/** SIGTERM: the server stops accepting, finishes the requests in flight (clicks committed), closes its pools and exits 0. */
+/** SIGTERM: the server stops accepting, finishes the requests in flight (clicks and their events committed), closes its pools and exits 0. */
 import { afterAll, describe, expect, it } from 'vitest';
 import { postJson, seed, spawnServer } from './helpers/cluster.js';
 import { freshDatabase, query, type Database } from './helpers/databases.js';
@@ -26,6 +26,9 @@ describe('graceful shutdown', () => {
     expect(answers.filter((a) => a.status >= 500)).toEqual([]);
     const [row] = await query<{ n: number }>(db, 'select count(*) as n from click_events');
     expect(Number(row.n)).toBe(ok.length);
+    // Their batches' clicks.recorded events, committed with them, count the same clicks.
+    const events = await query<{ payload: string }>(db, `select payload from outbox_events where type = 'clicks.recorded'`);
+    expect(events.reduce((n, e) => n + (JSON.parse(e.payload) as { clicks: number }).clicks, 0)).toBe(ok.length);
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   });
 });

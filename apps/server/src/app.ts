@@ -10,14 +10,17 @@ import { trackClick } from './routes/track/click.js';
 import { trackLead } from './routes/track/lead.js';
 import { trackSale } from './routes/track/sale.js';
 import { trackRefund } from './routes/track/refund.js';
-import { stripeWebhook, STRIPE_WEBHOOK_BODY_LIMIT } from './routes/webhooks/stripe.js';
+import { intakeAddress, stripeWebhookAtAddress, stripeWebhookShared, STRIPE_WEBHOOK_BODY_LIMIT } from './routes/webhooks/stripe.js';
 import { readiness } from './routes/programs/readiness.js';
-import { errorsPage } from './routes/docs/errors-page.js';
+import { errorsPage, ERRORS_PAGE_POLICY } from './routes/docs/errors-page.js';
 import { health } from './routes/health.js';
 import { trackerScript } from './routes/tracker-script.js';
-import { requireSession } from './auth/dashboard-session.js';
+import { requireSession, sessionWriteGuard } from './auth/dashboard-session.js';
+import { pageHeaders } from './http/page-headers.js';
 import { requireAgentScope } from './auth/agent-key.js';
+import { verifiedCredential } from './auth/rate-subject.js';
 import { createDashboardSession, currentDashboardSession, deleteDashboardSession } from './routes/dashboard/session.js';
+import { listOwnCliTokens, listWorkspaceAgentKeys, revokeOwnCliToken, revokeWorkspaceAgentKey } from './routes/dashboard/access.js';
 import { createDashboardProgram, dashboardReadiness, getDashboardProgram, listPrograms, updateDashboardProgram } from './routes/dashboard/programs.js';
 import { regenerateKey } from './routes/dashboard/keys.js';
 import { addPartner, listPartners } from './routes/dashboard/partners.js';
@@ -25,14 +28,20 @@ import { createLink, listLinks, updateLink } from './routes/dashboard/links.js';
 import { connectPayments, disconnectPayments, getPayments } from './routes/dashboard/payments.js';
 import { trackingEvents } from './routes/tracking/events.js';
 import { agentGetProgram, agentListPrograms, agentUpdateProgram } from './routes/agent/programs.js';
-import { devSignInPage, devToken } from './routes/dev-idp/sign-in.js';
+import { devSignInPage, devToken, DEV_SIGN_IN_PAGE_POLICY } from './routes/dev-idp/sign-in.js';
 import { authCallback, authPoll, authStart } from './routes/cli/auth-session.js';
+import { authLogout } from './routes/cli/logout.js';
 import { cliInit, cliPrograms } from './routes/cli/programs.js';
 import { cliStatus } from './routes/cli/status.js';
 import { cliTestEvent } from './routes/cli/test-event.js';
+import { cliProgramKey } from './routes/cli/program-key.js';
 import { stripeConnectRetired } from './routes/cli/retired.js';
-import { cliLoginPage, cliLoginReturnPage } from './routes/cli/login-page.js';
-import { webApp, WEB_APP_PATHS } from './routes/web-app.js';
+import { cliLoginPage, cliLoginReturnPage, CLI_RETURN_PAGE_POLICY } from './routes/cli/login-page.js';
+import { webApp, WEB_APP_PATHS, WEB_APP_POLICY } from './routes/web-app.js';
+import { workspaceAuditLog } from './routes/dashboard/audit-log.js';
+import { demoShopPage, DEMO_SHOP_POLICY } from './routes/demo/shop-page.js';
+import { demoShopBuy, demoShopSignup } from './routes/demo/shop-actions.js';
+import { DEMO_SHOP_PATH } from './seed/demo.js';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa();
@@ -48,9 +57,16 @@ export function createApp(deps: AppDeps): Koa {
   const tracking = new Router();
   const router = new Router();
   const entry = (options: EntryOptions) => routeEntry(deps.limiters, options);
+  // Per-key buckets (part 8) count a credential only once it has verified (auth/rate-subject.ts).
+  const byProgramKey = verifiedCredential(deps.db, 'programKey', deps.now);
+  const byLoginToken = verifiedCredential(deps.db, 'loginToken', deps.now);
+  const byAgentKey = verifiedCredential(deps.db, 'agentKey', deps.now);
 
   router.get(ROUTES.healthz.path, health(deps));
-  router.get(ROUTES.errorDocs.path, errorsPage);
+  // Every HTML page gets its security headers (http/page-headers.ts).
+  const https = deps.config.publicBaseUrl.startsWith('https://');
+  const page = (policy: { scripts?: string[]; styles?: string[] } = {}) => pageHeaders({ ...policy, https });
+  router.get(ROUTES.errorDocs.path, page(ERRORS_PAGE_POLICY), errorsPage);
   router.get('/tracker.js', trackerScript(false));
   router.get('/tracker/v1.js', trackerScript(true));
 
@@ -58,15 +74,21 @@ export function createApp(deps: AppDeps): Koa {
   tracking.post(ROUTES.trackClick.path, entry({ failure: ERRORS.clickFailed, bucket: 'click', cors: true }), trackClick(deps));
   tracking.options(ROUTES.trackLead.path, openCorsPreflight);
   tracking.post(ROUTES.trackLead.path, entry({ failure: ERRORS.leadFailed, bucket: 'lead', cors: true }), trackLead(deps));
-  tracking.post(ROUTES.trackSale.path, entry({ failure: ERRORS.saleFailed, codeFromStatus: true, bucket: 'saleRefund' }), trackSale(deps));
-  tracking.post(ROUTES.trackRefund.path, entry({ failure: ERRORS.refundFailed, codeFromStatus: true, bucket: 'saleRefund' }), trackRefund(deps));
-  router.post(ROUTES.stripeWebhook.path, entry({ failure: ERRORS.stripeWebhookFailed, bodyLimit: STRIPE_WEBHOOK_BODY_LIMIT }), stripeWebhook(deps));
-  tracking.get(ROUTES.readiness.path, entry({ failure: ERRORS.readinessFailed, failureExtra: { retry_after_seconds: 10 }, bucket: 'readiness' }), readiness(deps));
+  tracking.post(ROUTES.trackSale.path, entry({ failure: ERRORS.saleFailed, codeFromStatus: true, bucket: 'saleRefund', rateSubject: byProgramKey }), trackSale(deps));
+  tracking.post(ROUTES.trackRefund.path, entry({ failure: ERRORS.refundFailed, codeFromStatus: true, bucket: 'saleRefund', rateSubject: byProgramKey }), trackRefund(deps));
+  // The Stripe intake: rate limited per intake address (the shared one per client address), the
+  // body kept raw (parsed once by the route) and limited before any signature is computed.
+  const intake = { failure: ERRORS.stripeWebhookFailed, bucket: 'stripeWebhook', bodyLimit: STRIPE_WEBHOOK_BODY_LIMIT, parseBody: false } as const;
+  router.post(ROUTES.stripeWebhook.path, entry(intake), stripeWebhookShared(deps));
+  router.post(ROUTES.stripeWebhookEndpoint.path, entry({ ...intake, rateSubject: intakeAddress(deps.db) }), stripeWebhookAtAddress(deps));
+  tracking.get(ROUTES.readiness.path, entry({ failure: ERRORS.readinessFailed, failureExtra: { retry_after_seconds: 10 }, bucket: 'readiness', rateSubject: byProgramKey }), readiness(deps));
 
   // Dashboard (design: "Dashboard session"): a session cookie, never a program key.
-  const session = requireSession(deps.db, deps.config.publicBaseUrl, deps.now);
+  const session = requireSession(deps.db, deps.origins, deps.now);
+  // Creating a session is a session write too (login CSRF): same-origin JSON only.
+  const sessionWrite = sessionWriteGuard(deps.origins);
   const dash = [entry({ failure: ERRORS.internal, bucket: 'dashboard' })] as const;
-  router.post('/api/dashboard/session', ...dash, createDashboardSession(deps));
+  router.post('/api/dashboard/session', ...dash, sessionWrite, createDashboardSession(deps));
   router.get('/api/dashboard/session', ...dash, session, currentDashboardSession(deps));
   router.delete('/api/dashboard/session', ...dash, session, deleteDashboardSession(deps));
   router.get('/api/dashboard/programs', ...dash, session, listPrograms(deps));
@@ -83,31 +105,47 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/api/dashboard/programs/:id/payments', ...dash, session, getPayments(deps));
   router.put('/api/dashboard/programs/:id/payments', ...dash, session, connectPayments(deps));
   router.delete('/api/dashboard/programs/:id/payments', ...dash, session, disconnectPayments(deps));
+  // Access (docs/dashboard.md): the account's CLI tokens, a workspace's agent keys; revocation.
+  router.get('/api/dashboard/cli-tokens', ...dash, session, listOwnCliTokens(deps));
+  router.post('/api/dashboard/cli-tokens/:id/revoke', ...dash, session, revokeOwnCliToken(deps));
+  router.get('/api/dashboard/workspaces/:id/agent-keys', ...dash, session, listWorkspaceAgentKeys(deps));
+  router.get('/api/dashboard/workspaces/:id/audit-log', ...dash, session, workspaceAuditLog(deps));
+  router.post('/api/dashboard/agent-keys/:id/revoke', ...dash, session, revokeWorkspaceAgentKey(deps));
   router.get(ROUTES.trackingEvents.path, entry({ failure: ERRORS.eventsFailed, bucket: 'dashboard' }), session, trackingEvents(deps));
-  router.get('/dev-idp/sign-in', devSignInPage(deps));
-  router.post('/dev-idp/token', ...dash, devToken(deps));
+  router.get('/dev-idp/sign-in', page(DEV_SIGN_IN_PAGE_POLICY), devSignInPage(deps));
+  router.post('/dev-idp/token', ...dash, sessionWrite, devToken(deps));
 
   // CLI (4.7, 7.6): 500s carry the request id in the message and in details.request_id.
   const cli = (failure: ErrorSpec, extra: Partial<EntryOptions> = {}) => [entry({ failure, requestIdInDetails: true, bucket: 'cli', ...extra })] as const;
   router.post(ROUTES.cliAuthStart.path, ...cli(ERRORS.cliAuthStartFailed), authStart(deps));
   router.post(ROUTES.cliAuthCallback.path, ...cli(ERRORS.cliCallbackFailed), authCallback(deps));
   router.get(ROUTES.cliAuthPoll.path, ...cli(ERRORS.cliPollFailed), authPoll(deps));
-  router.post(ROUTES.cliInit.path, ...cli(ERRORS.cliInitFailed), cliInit(deps));
-  router.get(ROUTES.cliPrograms.path, ...cli(ERRORS.cliProgramsFailed), cliPrograms(deps));
+  router.post(ROUTES.cliAuthLogout.path, ...cli(ERRORS.cliLogoutFailed, { rateSubject: byLoginToken }), authLogout(deps));
+  router.post(ROUTES.cliInit.path, ...cli(ERRORS.cliInitFailed, { rateSubject: byLoginToken }), cliInit(deps));
+  router.get(ROUTES.cliPrograms.path, ...cli(ERRORS.cliProgramsFailed, { rateSubject: byLoginToken }), cliPrograms(deps));
   // 4: GET /status answers 200, 401 and 429 without X-Request-ID.
-  router.get(ROUTES.cliStatus.path, ...cli(ERRORS.cliStatusFailed, { omitRequestIdOn: [200, 401, 429] }), cliStatus(deps));
-  router.post(ROUTES.cliTestEvent.path, ...cli(ERRORS.cliTestEventFailed), cliTestEvent(deps));
+  router.get(ROUTES.cliStatus.path, ...cli(ERRORS.cliStatusFailed, { omitRequestIdOn: [200, 401, 429], rateSubject: byProgramKey }), cliStatus(deps));
+  router.post(ROUTES.cliTestEvent.path, ...cli(ERRORS.cliTestEventFailed, { rateSubject: byProgramKey }), cliTestEvent(deps));
   router.post(ROUTES.cliStripeConnect.path, ...cli(ERRORS.internal), stripeConnectRetired);
-  router.get('/cli/login', cliLoginPage(deps));
-  router.get('/cli/login/return', cliLoginReturnPage);
+  router.post(ROUTES.cliProgramKey.path, ...cli(ERRORS.cliProgramKeyFailed, { rateSubject: byLoginToken }), cliProgramKey(deps));
+  router.get('/cli/login', page(), cliLoginPage(deps));
+  router.get('/cli/login/return', page(CLI_RETURN_PAGE_POLICY), cliLoginReturnPage);
 
   // Agent API (5.6): agent keys with scopes.
-  const agent = [entry({ failure: ERRORS.internal, bucket: 'agent' })] as const;
-  router.get(ROUTES.agentPrograms.path, ...agent, requireAgentScope(deps.db, 'programs:read'), agentListPrograms(deps));
-  router.get(ROUTES.agentProgram.path, ...agent, requireAgentScope(deps.db, 'programs:read'), agentGetProgram(deps));
-  router.patch(ROUTES.agentProgramUpdate.path, ...agent, requireAgentScope(deps.db, 'programs:write'), agentUpdateProgram(deps));
+  const agent = [entry({ failure: ERRORS.internal, bucket: 'agent', rateSubject: byAgentKey })] as const;
+  router.get(ROUTES.agentPrograms.path, ...agent, requireAgentScope(deps.db, 'programs:read', deps.now), agentListPrograms(deps));
+  router.get(ROUTES.agentProgram.path, ...agent, requireAgentScope(deps.db, 'programs:read', deps.now), agentGetProgram(deps));
+  router.patch(ROUTES.agentProgramUpdate.path, ...agent, requireAgentScope(deps.db, 'programs:write', deps.now), agentUpdateProgram(deps));
 
-  router.get(WEB_APP_PATHS, webApp()); // the dashboard web app: last route, every remaining GET
+  // The demo shop exists only while `start --demo` runs on an unexposed server (main.ts); its writes
+  // are same-origin JSON only, like the dashboard's, so another site cannot post to it.
+  if (deps.demo) {
+    router.get(DEMO_SHOP_PATH, page(DEMO_SHOP_POLICY), demoShopPage(deps));
+    router.post(`${DEMO_SHOP_PATH}/signup`, ...dash, sessionWrite, demoShopSignup(deps));
+    router.post(`${DEMO_SHOP_PATH}/buy`, ...dash, sessionWrite, demoShopBuy(deps));
+  }
+
+  router.get(WEB_APP_PATHS, page(WEB_APP_POLICY), webApp()); // the dashboard web app: last route, every remaining GET
   app.use(requestEnvelope({ logger: deps.logger, publicBaseUrl: deps.config.publicBaseUrl, now: deps.now }));
   app.use(tracking.routes());
   app.use(tracking.allowedMethods());

@@ -18,6 +18,49 @@ export interface Config {
   oidcIssuer?: string;
   oidcAudience?: string;
   logLevel: string;
+  /**
+   * Host names (without port, lower-case) a request's `Host` may carry (DNS-rebinding defence):
+   * PUBLIC_BASE_URL's host and ALLOWED_HOSTS; the loopback names too when the server is bound to a
+   * loopback address and PUBLIC_BASE_URL is not set.
+   */
+  allowedHosts: string[];
+  /** Whether PUBLIC_BASE_URL was set (else it defaults to http://localhost:PORT). */
+  publicBaseUrlSet: boolean;
+  /**
+   * Why this configuration counts as exposed (NODE_ENV=production, a non-loopback HOST, an https
+   * PUBLIC_BASE_URL); empty for a local development set-up. Exposed servers refuse the development
+   * identity provider unless `allowDevSignIn`, and need ENCRYPTION_KEY.
+   */
+  exposedBecause: string[];
+  /** ALLOW_DEV_SIGN_IN=true: the operator's explicit opt-in to the development sign-in on an exposed server. */
+  allowDevSignIn: boolean;
+  /** ENCRYPTION_KEY: encrypts stored secrets that must be read back (docs/security.md). */
+  encryptionKey?: string;
+  /** ENCRYPTION_KEY_PREVIOUS: comma-separated keys still accepted for decryption during a rotation. */
+  encryptionKeyPrevious: string[];
+}
+
+export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1', '[::1]'] as const;
+
+/** True for a loopback address or name (the whole 127/8 block counts). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase();
+  return (LOOPBACK_HOSTS as readonly string[]).includes(h) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h.endsWith('.localhost');
+}
+
+const list = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+const truthy = (value: string | undefined): boolean => ['1', 'true', 'on', 'yes'].includes((value ?? '').trim().toLowerCase());
+
+/** `example.com` from `example.com`, `Example.COM:8080`, `[::1]:8787`; undefined when it is not a plain host name or address. */
+export function hostnameOf(hostHeader: string): string | undefined {
+  const h = hostHeader.trim().toLowerCase();
+  const m = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/.exec(h);
+  return m ? m[1] : undefined;
 }
 
 export class ConfigError extends Error {}
@@ -59,9 +102,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   if (env.OIDC_ISSUER && !env.OIDC_AUDIENCE) throw new ConfigError('OIDC_AUDIENCE is required when OIDC_ISSUER is set');
+  const host = env.HOST ?? '127.0.0.1';
+  const publicBaseUrlSet = Boolean(env.PUBLIC_BASE_URL);
+  const publicUrl = new URL(publicBaseUrl);
+  const extraHosts = list(env.ALLOWED_HOSTS).map((h) => {
+    const name = hostnameOf(h);
+    if (!name) throw new ConfigError(`ALLOWED_HOSTS must be a comma-separated list of host names (got "${h}")`);
+    return name;
+  });
+  const allowedHosts = new Set([publicUrl.hostname.toLowerCase(), ...extraHosts]);
+  if (!publicBaseUrlSet && isLoopbackHost(host)) for (const name of LOOPBACK_HOSTS) allowedHosts.add(name);
+  const exposedBecause: string[] = [];
+  if (env.NODE_ENV === 'production') exposedBecause.push('NODE_ENV=production');
+  if (!isLoopbackHost(host)) exposedBecause.push(`HOST=${host} is not a loopback address`);
+  if (publicUrl.protocol === 'https:') exposedBecause.push(`PUBLIC_BASE_URL is https`);
   return {
     port,
-    host: env.HOST ?? '127.0.0.1',
+    host,
     database: parseDatabaseUrl(env.DATABASE_URL),
     redisUrl: env.REDIS_URL || undefined,
     publicBaseUrl,
@@ -71,5 +128,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oidcIssuer: env.OIDC_ISSUER || undefined,
     oidcAudience: env.OIDC_AUDIENCE || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
+    allowedHosts: [...allowedHosts],
+    publicBaseUrlSet,
+    exposedBecause,
+    allowDevSignIn: truthy(env.ALLOW_DEV_SIGN_IN),
+    encryptionKey: env.ENCRYPTION_KEY || undefined,
+    encryptionKeyPrevious: list(env.ENCRYPTION_KEY_PREVIOUS),
   };
 }

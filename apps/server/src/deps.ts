@@ -8,6 +8,9 @@ import type { LinkCache } from './db/link-cache.js';
 import type { GeoLookup } from './domain/geo.js';
 import type { IdentityProvider } from './auth/id-token.js';
 import type { Atomic } from './db/atomic.js';
+import type { DashboardOrigins } from './http/origins.js';
+import type { OutboxRunner } from './jobs/outbox-runner.js';
+import type { SecretBox } from './secrets/secret-box.js';
 
 /** Test-only hooks that inject a failure at a named point; empty in production. */
 export interface Faults {
@@ -15,6 +18,12 @@ export interface Faults {
   afterSaleInsert?: () => void | Promise<void>;
   /** Runs before a real click goes into its batch. */
   beforeClickSubmit?: () => void;
+}
+
+/** `start --demo` on a local server: the demo program and its key, for the demo shop (routes/demo/). */
+export interface DemoMode {
+  programId: number;
+  apiKey: string;
 }
 
 export interface AppDeps {
@@ -30,4 +39,12 @@ export interface AppDeps {
   geo: GeoLookup;
   faults: Faults;
   identity: IdentityProvider;
+  /** The dashboard's own origins, for the cross-site check of session writes. */
+  origins: DashboardOrigins;
+  /** The outbox's consumer loop: `poke()` after committing events; `drain()` in tests. */
+  outbox: OutboxRunner;
+  /** Set only by `start --demo` on an unexposed server: the demo shop is served then, and never otherwise. */
+  demo?: DemoMode;
+  /** Seals and opens stored secrets that must be read back (secrets/secret-box.ts). */
+  secrets: SecretBox;
 }

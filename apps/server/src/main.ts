@@ -1,16 +1,24 @@
 #!/usr/bin/env node
-/** `reftrack-server`: the operator command (start, migrate, seed, keys). */
+/** `reftrack-server`: the operator command (start, migrate, seed, keys, credentials, prune). */
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createDb } from './db/knex.js';
 import { migrateLatest } from './db/migrate.js';
 import { startServer } from './server.js';
 import { loadFixture, readFixtureFile, FixtureError } from './seed/fixture.js';
-import { seedDemo } from './seed/demo.js';
+import { DEMO, seedDemo, type DemoResult } from './seed/demo.js';
+import { demoKeyFile } from './seed/demo-key.js';
 import { KeyOpError, markKeyForRotation, regenerateProgramKey } from './ops/program-keys.js';
 import { AccountOpError, setSuspended } from './ops/accounts.js';
 import { AgentKeyError, createAgentKey } from './auth/agent-key.js';
 import { signDevToken } from './auth/id-token.js';
+import { devSignInRefusal } from './auth/sign-in-policy.js';
+import { listWorkspaceAgentKeys, revokeAgentKeyById } from './ops/agent-keys.js';
+import { listAccountCliTokens, revokeAccountCliTokens } from './ops/cli-tokens.js';
+import { pruneExpired } from './jobs/prune-expired.js';
+import { openSecretBox } from './secrets/encryption-key.js';
+import { keyIdsInUse, prepareStoredSecrets, rotateStoredSecrets } from './secrets/stored-secrets.js';
+import type { SecretBox } from './secrets/secret-box.js';
 
 const schemaOf = (config: Config) => (config.database.client === 'postgres' ? config.database.schema : undefined);
 
@@ -38,18 +46,39 @@ async function withDb<T>(work: (db: ReturnType<typeof createDb>, config: Config)
   }
 }
 
-async function start(opts: { demo?: boolean }): Promise<void> {
+/** Where the demo key came from, and how to get another one. */
+function demoKeyLine(demo: DemoResult): string {
+  return demo.keyKept
+    ? `  (the same key as the last run, kept in ${demo.keyFile}; add --rotate-demo-key for a new one)`
+    : `  (a new key, saved in ${demo.keyFile} (mode 600) and reused on every restart; add --rotate-demo-key for a new one)`;
+}
+
+/** The server's secret box, opened before the database so that a missing or bad key stops first. */
+function secretBox(): SecretBox {
+  const { box, devKeyFile } = openSecretBox(loadConfig());
+  if (devKeyFile) console.error(`reftrack-server: ENCRYPTION_KEY is not set; using the development key in ${devKeyFile}`);
+  return box;
+}
+
+async function start(opts: { demo?: boolean; rotateDemoKey?: boolean }): Promise<void> {
   const config = loadConfig();
-  const running = await startServer(config);
+  if (opts.rotateDemoKey && !opts.demo) throw new ConfigError('--rotate-demo-key goes with --demo');
+  // Seeded before the server starts, so that the server knows the demo program and serves its shop.
+  const demo = opts.demo ? await withDb((db) => seedDemo(db, config.publicBaseUrl, { keyFile: demoKeyFile(config.database), rotateKey: opts.rotateDemoKey })) : undefined;
+  // The shop records leads and sales with the demo key for whoever reaches it: a local server only.
+  const shopOn = demo !== undefined && config.exposedBecause.length === 0;
+  const running = await startServer(config, shopOn ? { demo: { programId: demo.programId, apiKey: demo.apiKey } } : {});
   const { logger } = running.deps;
   logger.info({ url: running.url, database: config.database.client }, 'reftrack-server listening');
-  if (opts.demo) {
-    const demo = await seedDemo(running.deps.db, config.publicBaseUrl);
+  if (demo) {
     process.stdout.write(
       `\nReftrack is running at ${running.url}\n` +
+        `Dashboard: ${config.publicBaseUrl}/ (sign in as ${DEMO.email})\n` +
         `Demo program id: ${demo.programId}\n` +
-        `Demo program key (shown once): ${demo.apiKey}\n` +
-        `Test affiliate link: ${demo.testLink}\n\n`,
+        `Demo program key: ${demo.apiKey}\n${demoKeyLine(demo)}\n` +
+        (shopOn
+          ? `Test affiliate link: ${demo.testLink}\n  (open it in a browser: the demo shop records the click, then Sign up and Buy record a lead and an attributed sale)\n\n`
+          : `Demo shop: off, because this server is exposed (${config.exposedBecause.join(', ')}); the demo program's link is ?aff=demo on a site with the tracker\n\n`),
     );
   }
   let stopping = false;
@@ -71,14 +100,46 @@ async function start(opts: { demo?: boolean }): Promise<void> {
 
 const program = new Command('reftrack-server').description('Reftrack reference server and operator command').showHelpAfterError();
 
-program.command('start', { isDefault: true }).description('migrate, then serve').option('--demo', 'seed the demo program and print its key').action(start);
-program.command('migrate').description('run migrations and exit').action(() => withDb(async () => console.log('migrations are up to date')));
+program
+  .command('start', { isDefault: true })
+  .description('migrate, then serve')
+  .option('--demo', 'seed the demo program, print its key (the same on every restart) and serve the demo shop')
+  .option('--rotate-demo-key', 'with --demo: issue a new demo key instead of reusing the saved one')
+  .action(start);
+program
+  .command('migrate')
+  .description('run migrations, encrypt plaintext secrets of earlier releases, and exit')
+  .action(() => {
+    const box = secretBox();
+    return withDb(async (db) => {
+      const { upgraded } = await prepareStoredSecrets(db, box, Date.now());
+      if (upgraded > 0) console.log(`encrypted the Stripe signing secrets of ${upgraded} program(s) stored by an earlier release`);
+      console.log('migrations are up to date');
+    });
+  });
+program
+  .command('secrets')
+  .description('stored secret operations')
+  .command('rotate')
+  .description('encrypt every stored secret again with ENCRYPTION_KEY (the previous key in ENCRYPTION_KEY_PREVIOUS)')
+  .action(() => {
+    const box = secretBox();
+    return withDb(async (db) => {
+      await prepareStoredSecrets(db, box, Date.now());
+      const { resealed, current } = await rotateStoredSecrets(db, box);
+      const others = [...(await keyIdsInUse(db)).keys()].filter((id) => id !== box.keyId);
+      console.log(`stored secrets: ${resealed} re-encrypted with key id ${box.keyId}, ${current} already current`);
+      if (others.length > 0) throw new Error(`stored secrets still use key id ${others.join(', ')}; run the command again`);
+      console.log('every stored secret uses ENCRYPTION_KEY: ENCRYPTION_KEY_PREVIOUS can be removed');
+    });
+  });
 program
   .command('seed')
   .description('load a fixture file (idempotent) or the demo data')
   .option('--file <file>', 'fixture JSON file')
-  .option('--demo', 'demo workspace, program, partner and link; prints the program key and a test link')
-  .action((opts: { file?: string; demo?: boolean }) =>
+  .option('--demo', 'demo workspace, program, partner and link; prints the program key (kept across runs) and a test link')
+  .option('--rotate-demo-key', 'with --demo: issue a new demo key instead of reusing the saved one')
+  .action((opts: { file?: string; demo?: boolean; rotateDemoKey?: boolean }) =>
     withDb(async (db, config) => {
       if (!opts.file && !opts.demo) throw new FixtureError('seed needs --file F or --demo');
       if (opts.file) {
@@ -86,8 +147,8 @@ program
         console.log(`loaded ${opts.file}`);
       }
       if (opts.demo) {
-        const demo = await seedDemo(db, config.publicBaseUrl);
-        console.log(`Demo program id: ${demo.programId}\nDemo program key (shown once): ${demo.apiKey}\nTest affiliate link: ${demo.testLink}`);
+        const demo = await seedDemo(db, config.publicBaseUrl, { keyFile: demoKeyFile(config.database), rotateKey: opts.rotateDemoKey });
+        console.log(`Demo program id: ${demo.programId}\nDemo program key: ${demo.apiKey}\n${demoKeyLine(demo)}\nTest affiliate link (served by \`start --demo\`): ${demo.testLink}`);
       }
     }),
   );
@@ -121,6 +182,8 @@ program
   .action((opts: { email: string; name?: string }) =>
     withDb(async (db, config) => {
       if (config.oidcIssuer) throw new ConfigError('dev-token is unavailable while OIDC_ISSUER is set: sign in through your identity provider');
+      const refusal = devSignInRefusal(config);
+      if (refusal) throw new ConfigError(`dev-token ${refusal.replace(/^refusing to start: /, 'is refused: ')}`);
       console.log(await signDevToken(db, opts.email, opts.name));
     }),
   );
@@ -137,9 +200,8 @@ for (const [name, suspended] of [['suspend', true], ['restore', false]] as const
       }),
     );
 }
-program
-  .command('agent-keys')
-  .description('agent key operations')
+const agentKeys = program.command('agent-keys').description('agent key operations');
+agentKeys
   .command('create')
   .description('print a new agt_ key once')
   .requiredOption('--workspace <id>', 'workspace id', positiveInt)
@@ -148,6 +210,62 @@ program
   .action((opts: { workspace: number; scopes: string; name?: string }) =>
     withDb(async (db) => {
       console.log(await createAgentKey(db, opts.workspace, opts.scopes.split(',').map((s) => s.trim()).filter(Boolean), opts.name ?? null));
+    }),
+  );
+agentKeys
+  .command('list')
+  .description('list the agent keys of a workspace (masked), revoked ones included')
+  .requiredOption('--workspace <id>', 'workspace id', positiveInt)
+  .action((opts: { workspace: number }) =>
+    withDb(async (db) => {
+      const list = await listWorkspaceAgentKeys(db, opts.workspace);
+      if (list.length === 0) console.log(`workspace ${opts.workspace} has no agent keys`);
+      for (const k of list) {
+        console.log([`id ${k.id}`, k.key_masked ?? '', k.name ? JSON.stringify(k.name) : '(no name)', k.scopes.join(','), `created ${k.created_at}`, `last used ${k.last_used_at ?? 'never'}`, k.revoked_at ? `REVOKED ${k.revoked_at}` : 'active'].join('  '));
+      }
+    }),
+  );
+agentKeys
+  .command('revoke')
+  .description('revoke an agent key: every server process refuses it from now on')
+  .requiredOption('--id <id>', 'agent key id (from agent-keys list)', positiveInt)
+  .action((opts: { id: number }) =>
+    withDb(async (db) => {
+      const key = await revokeAgentKeyById(db, opts.id, Date.now());
+      console.log(`agent key ${key.id} (${key.key_masked}) of workspace ${key.workspace_id}: revoked at ${key.revoked_at}`);
+    }),
+  );
+const cliTokens = program.command('cli-tokens').description('CLI login token operations');
+cliTokens
+  .command('list')
+  .description("list an account's unexpired CLI login tokens, revoked ones included")
+  .requiredOption('--email <email>', 'the account e-mail')
+  .action((opts: { email: string }) =>
+    withDb(async (db) => {
+      const list = await listAccountCliTokens(db, opts.email, Date.now());
+      if (list.length === 0) console.log(`${opts.email} has no unexpired CLI tokens`);
+      for (const t of list) {
+        console.log([`id ${t.id}`, t.label ? JSON.stringify(t.label) : '(no label)', `created ${t.created_at}`, `last used ${t.last_used_at ?? 'never'}`, `expires ${t.expires_at}`, t.revoked_at ? `REVOKED ${t.revoked_at}` : 'active'].join('  '));
+      }
+    }),
+  );
+cliTokens
+  .command('revoke')
+  .description("revoke every CLI login token of an account (a lost laptop); the account can sign in again")
+  .requiredOption('--email <email>', 'the account e-mail')
+  .action((opts: { email: string }) =>
+    withDb(async (db) => {
+      const n = await revokeAccountCliTokens(db, opts.email, Date.now());
+      console.log(`${opts.email}: ${n} CLI token${n === 1 ? '' : 's'} revoked`);
+    }),
+  );
+program
+  .command('prune')
+  .description('delete expired login sessions, used id_tokens, sessions and tokens once (every server also does this on its own)')
+  .action(() =>
+    withDb(async (db) => {
+      const report = await pruneExpired(db, Date.now());
+      console.log(Object.entries(report).map(([table, n]) => `${table}: ${n} deleted`).join('\n'));
     }),
   );
 

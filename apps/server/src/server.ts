@@ -14,8 +14,16 @@ import { createGeoLookup } from './domain/geo.js';
 import { createApp } from './app.js';
 import { withClickLane } from './routes/track/click-lane.js';
 import { answerClientError } from './http/client-error.js';
-import type { AppDeps, Faults } from './deps.js';
+import type { AppDeps, DemoMode, Faults } from './deps.js';
 import { createIdentityProvider } from './auth/id-token.js';
+import { checkSignInPolicy } from './auth/sign-in-policy.js';
+import { DashboardOrigins } from './http/origins.js';
+import { withHostGate } from './http/host-gate.js';
+import { schedulePruning } from './jobs/prune-expired.js';
+import { OutboxRunner } from './jobs/outbox-runner.js';
+import { OUTBOX_CONSUMERS } from './jobs/consumers.js';
+import { openSecretBox } from './secrets/encryption-key.js';
+import { prepareStoredSecrets } from './secrets/stored-secrets.js';
 
 export interface StartOptions {
   logger?: Logger;
@@ -23,6 +31,8 @@ export interface StartOptions {
   faults?: Faults;
   /** Use an existing Knex instance (tests share one with their fixtures). */
   db?: Db;
+  /** Serve the demo shop for this demo program (`start --demo`, local servers only). */
+  demo?: DemoMode;
 }
 
 export interface RunningServer {
@@ -34,33 +44,58 @@ export interface RunningServer {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  checkSignInPolicy(config, logger);
+  // A missing or malformed key stops the start before anything is opened (ConfigError).
+  const { box: secrets, devKeyFile } = openSecretBox(config);
+  const now = options.now ?? Date.now;
   const db = options.db ?? createDb(config.database);
-  await migrateLatest(db, config.database.client === 'postgres' ? config.database.schema : undefined);
-  if (!config.oidcIssuer) logger.warn('OIDC_ISSUER is not set: the development identity provider is active (anyone can sign in with any e-mail)');
+  try {
+    await migrateLatest(db, config.database.client === 'postgres' ? config.database.schema : undefined);
+    const { upgraded } = await prepareStoredSecrets(db, secrets, now());
+    if (upgraded > 0) logger.info({ programs: upgraded }, 'Stripe signing secrets of an earlier release are now encrypted; their plaintext column is cleared');
+  } catch (err) {
+    if (!options.db) await db.destroy();
+    throw err;
+  }
+  if (devKeyFile) logger.warn({ keyFile: devKeyFile }, 'ENCRYPTION_KEY is not set: stored secrets are encrypted with a development key kept in this file; set ENCRYPTION_KEY before exposing this server');
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  const outbox = new OutboxRunner({ db, now, logger }, OUTBOX_CONSUMERS);
   const deps: AppDeps = {
     config,
     db,
-    atomic: createAtomic(db),
+    atomic: createAtomic(db, () => outbox.poke()),
     logger,
-    now: options.now ?? Date.now,
+    now,
     limiters: createRateLimiters(redis),
     clicks: new ClickBatcher(clickWriterFor(config.database)),
     links: new LinkCache(db),
     geo: await createGeoLookup({ trustProxy: config.trustProxy !== false, maxmindFile: config.geoipDatabase }),
     faults: options.faults ?? {},
     identity: createIdentityProvider(config, db),
+    origins: new DashboardOrigins(config),
+    outbox,
+    ...(options.demo ? { demo: options.demo } : {}),
+    secrets,
   };
   const app = createApp(deps);
-  const server = http.createServer(withClickLane(deps, app.callback()));
+  // The Host allow-list comes first: nothing, not even the click lane, runs for a foreign Host.
+  const server = http.createServer(withHostGate(config.allowedHosts, withClickLane(deps, app.callback())));
   server.keepAliveTimeout = 65_000;
+  // A client gets 15 s for its headers and 30 s for its whole request (the largest body is the
+  // Stripe intake's 512 KiB): a slow sender cannot hold a socket for Node's 60 s / 300 s defaults.
+  server.headersTimeout = 15_000;
+  server.requestTimeout = 30_000;
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  // Expired login sessions, used id_tokens, sessions and tokens: deleted now and every few minutes.
+  const pruning = schedulePruning(deps);
+  outbox.start();
   const { port } = server.address() as AddressInfo;
+  deps.origins.listeningOn(port);
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   let closing: Promise<void> | undefined;
   // While shutting down, every answer closes its connection, and idle keep-alive connections are
@@ -79,6 +114,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         server.closeIdleConnections();
       });
       await deps.clicks.close();
+      await pruning.stop();
+      await outbox.stop();
       redis?.disconnect();
       if (!options.db) await db.destroy();
       logger.flush();

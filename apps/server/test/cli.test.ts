@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, dbKind, KEY1, KEY2, startTestServer, type TestServer } from './helpers/index.js';
-import { accountsFixture } from './helpers/accounts.js';
+import { accountsFixture, signInAs } from './helpers/accounts.js';
 import { signDevToken } from '../src/auth/id-token.js';
 import { setSuspended } from '../src/ops/accounts.js';
 import { markKeyForRotation } from '../src/ops/program-keys.js';
@@ -108,6 +108,11 @@ describe(`[${dbKind}] 4.7 init and programs (login token)`, () => {
     expect(res.status).toBe(201);
     expect(res.body.data.program).toMatchObject({ name: 'CLI Shop', domain: 'cli.test', commission_type: 'fixed', commission_rate: 12.5, advertiser_id: 1 });
     expect(res.body.data.api_key_instructions).toContain('dashboard');
+    // The instructions name what exists: the CLI command, and the dashboard's "Generate key" of a never-shown key.
+    const id = res.body.data.program.id;
+    expect(res.body.data.api_key_instructions).toContain(`\`reftrack keys generate ${id}\``);
+    expect(res.body.data.api_key_instructions).toContain(`/programs/${id}/settings → API key → Generate key`);
+    expect(res.body.data.next_steps[0]).toMatch(new RegExp(`^Add the tracker to your site: <script src="http://[^"]+/tracker\\.js" data-reftrack-program-id="${id}" defer></script>$`));
     expect(JSON.stringify(res.body)).not.toMatch(/aff_[0-9A-Za-z]{20,}/);
     const list = await s.get(`${P}/programs`, bearer(token));
     expect(list.body.data.map((p: { name: string }) => p.name)).toContain('CLI Shop');
@@ -144,6 +149,94 @@ describe(`[${dbKind}] 4.7 init and programs (login token)`, () => {
   it('7.6 programs 401 messages; a program key is no login token', async () => {
     expect((await s.get(`${P}/programs`)).body).toEqual(platform(401, 'UnauthorizedError', 'Missing Authorization header. Run `reftrack login` first.'));
     expect((await s.get(`${P}/programs`, bearer(KEY1))).body).toEqual(platform(401, 'UnauthorizedError', 'Invalid or expired token. Run `reftrack login` to refresh.'));
+  });
+});
+
+describe(`[${dbKind}] design: POST /api/v1/cli/programs/:id/key (reftrack keys generate)`, () => {
+  const keyPath = (id: number) => `${P}/programs/${id}/key`;
+  const readinessWith = (key: string) => s.get('/api/v1/programs/me/readiness', bearer(key));
+
+  async function newProgram(token: string): Promise<number> {
+    const res = await s.post(`${P}/init`, { name: `Keys ${dbKind}`, domain: 'keys.test', commission_type: 'percent', commission_rate: 10 }, bearer(token));
+    expect(res.status, res.text).toBe(201);
+    return res.body.data.program.id as number;
+  }
+  const listed = async (token: string, id: number) => (await s.get(`${P}/programs`, bearer(token))).body.data.find((p: { id: number }) => p.id === id);
+
+  it('a program made by init has a key that was never shown: api_key_revealed_at is null', async () => {
+    const token = await login();
+    const id = await newProgram(token);
+    expect((await listed(token, id)).api_key_revealed_at).toBeNull();
+    expect((await s.get(`/api/dashboard/programs/${id}`, await signInAs(s, 'owner@acme.test'))).body.data.api_key_revealed_at).toBeNull();
+  });
+
+  it('the owner gets the first key once, without replace; it works at once and the program counts it as shown', async () => {
+    const token = await login();
+    const id = await newProgram(token);
+    const res = await s.post(keyPath(id), {}, bearer(token));
+    expect(res.status, res.text).toBe(201);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('x-ratelimit-limit')).toBe('60');
+    const key = res.body.data.api_key as string;
+    expect(res.body.data).toEqual({ program_id: id, api_key: expect.stringMatching(/^aff_[A-Za-z0-9]{32,}$/), api_token_masked: `••••••••${key.slice(-4)}`, replaced: false, note: 'Store this key now: it is shown only once.' });
+    expect((await readinessWith(key)).status).toBe(200);
+    const program = await listed(token, id);
+    expect(Date.parse(program.api_key_revealed_at)).toBeGreaterThan(Date.now() - 60_000);
+    expect(program.api_token_masked).toBe(`••••••••${key.slice(-4)}`);
+  });
+
+  it('a key that was shown is kept unless replace is true (409), and replace: true swaps it with no overlap', async () => {
+    const token = await login();
+    const id = await newProgram(token);
+    const first = (await s.post(keyPath(id), {}, bearer(token))).body.data.api_key as string;
+    const kept = await s.post(keyPath(id), { replace: false }, bearer(token));
+    expect(kept.status).toBe(409);
+    expect(kept.body).toEqual(platform(409, 'ConflictError', "This program's key was already shown once. A new key stops it at once: send replace: true to replace it."));
+    expect((await readinessWith(first)).status).toBe(200);
+
+    const replaced = await s.post(keyPath(id), { replace: true }, bearer(token));
+    expect(replaced.status, replaced.text).toBe(201);
+    expect(replaced.body.data).toMatchObject({ replaced: true, note: 'Store this key now: it is shown only once. The previous key stopped working at this moment.' });
+    expect((await readinessWith(first)).status).toBe(401);
+    expect((await readinessWith(replaced.body.data.api_key)).status).toBe(200);
+  });
+
+  it('two first generations at the same moment: one key is handed out, the other call is refused', async () => {
+    const token = await login();
+    const id = await newProgram(token);
+    const both = await Promise.all([s.post(keyPath(id), {}, bearer(token)), s.post(keyPath(id), {}, bearer(token))]);
+    expect(both.map((r) => r.status).sort()).toEqual([201, 409]);
+    const winner = both.find((r) => r.status === 201)!;
+    expect((await readinessWith(winner.body.data.api_key)).status).toBe(200);
+  });
+
+  it('refuses exactly like the dashboard route: a member 403, another workspace 404, no login 401; replace must be a boolean', async () => {
+    const ownerToken = await login();
+    const id = await newProgram(ownerToken);
+    const member = await s.post(keyPath(id), { replace: true }, bearer(await login('member@acme.test')));
+    const dashboardMember = await s.post(`/api/dashboard/programs/${id}/key`, {}, await signInAs(s, 'member@acme.test'));
+    expect(member.status).toBe(403);
+    expect(member.body).toEqual(dashboardMember.body);
+    expect(member.body).toEqual(platform(403, 'ForbiddenError', 'Only a workspace owner can generate or regenerate the program key'));
+    const outsider = await s.post(keyPath(id), { replace: true }, bearer(await login('outsider@else.test')));
+    expect(outsider.body).toEqual(platform(404, 'NotFoundError', 'Program not found'));
+    expect((await s.post(keyPath(99_999), {}, bearer(ownerToken))).body).toEqual(platform(404, 'NotFoundError', 'Program not found'));
+    expect((await s.post(keyPath(id), {})).body).toEqual(platform(401, 'UnauthorizedError', 'Missing Authorization header. Run `reftrack login` first.'));
+    expect((await s.post(keyPath(id), {}, bearer(KEY1))).body).toEqual(platform(401, 'UnauthorizedError', 'Invalid or expired token. Run `reftrack login` to refresh.'));
+    expect((await s.post(keyPath(id), { replace: 'yes' }, bearer(ownerToken))).body).toEqual(platform(400, 'BadRequestError', 'replace must be true or false'));
+    // None of the refusals issued a key.
+    expect((await listed(ownerToken, id)).api_key_revealed_at).toBeNull();
+  });
+
+  it('the dashboard route marks its key shown too, and says whether a shown key was replaced', async () => {
+    const token = await login();
+    const id = await newProgram(token);
+    const cookie = await signInAs(s, 'owner@acme.test');
+    const first = await s.post(`/api/dashboard/programs/${id}/key`, {}, cookie);
+    expect(first.body.data.note).toBe('Store this key now: it is shown only once.');
+    expect((await listed(token, id)).api_key_revealed_at).not.toBeNull();
+    const second = await s.post(`/api/dashboard/programs/${id}/key`, {}, cookie);
+    expect(second.body.data.note).toBe('Store this key now: it is shown only once. The previous key stopped working at this moment.');
   });
 });
 

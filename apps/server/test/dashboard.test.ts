@@ -106,12 +106,35 @@ describe(`[${dbKind}] partners and referral links`, () => {
 describe(`[${dbKind}] processor connection`, () => {
   it('stores the account id and signing secret; the secret is never read back', async () => {
     const res = await send('PUT', '/api/dashboard/programs/1/payments', { stripe_account_id: 'acct_1Abc', webhook_secret: 'whsec_supersecret' });
-    expect(res.body.data).toEqual({ provider: 'stripe', connected: true, stripe_account_id: 'acct_1Abc', webhook_secret_set: true, webhook_url: `${s.running.deps.config.publicBaseUrl}/api/v1/webhooks/stripe` });
+    const base = s.running.deps.config.publicBaseUrl;
+    expect(res.body.data).toEqual({
+      provider: 'stripe',
+      connected: true,
+      stripe_account_id: 'acct_1Abc',
+      webhook_secret_set: true,
+      webhook_url: `${base}/api/v1/webhooks/stripe`,
+      intake_url: expect.stringMatching(new RegExp(`^${base}/api/v1/webhooks/stripe/whe_[0-9A-Za-z]{32}$`)),
+    });
     const read = await send('GET', '/api/dashboard/programs/1/payments');
+    expect(read.body.data).toEqual(res.body.data);
     expect(JSON.stringify(read.body)).not.toContain('supersecret');
     const readiness = await send('GET', '/api/dashboard/programs/1/readiness');
     expect(readiness.body.data.checklist.find((i: { key: string }) => i.key === 'processor_connected').done).toBe(true);
     expect((await send('PUT', '/api/dashboard/programs/1/payments', { stripe_account_id: 'nope', webhook_secret: 'whsec_x' })).body.error.message).toBe('stripe_account_id must start with acct_');
-    expect((await send('DELETE', '/api/dashboard/programs/1/payments')).body.data.connected).toBe(false);
+    const off = await send('DELETE', '/api/dashboard/programs/1/payments');
+    expect(off.body.data).toMatchObject({ connected: false, stripe_account_id: null, webhook_secret_set: false, intake_url: null });
+    const after = await send('GET', '/api/dashboard/programs/1/readiness');
+    expect(after.body.data.checklist.find((i: { key: string }) => i.key === 'processor_connected').done).toBe(false);
+  });
+
+  it('the intake address is kept when the secret or account is replaced, and new after disconnect and connect', async () => {
+    const first = (await send('PUT', '/api/dashboard/programs/2/payments', { stripe_account_id: 'acct_2Abc', webhook_secret: 'whsec_first' })).body.data.intake_url;
+    const replaced = await send('PUT', '/api/dashboard/programs/2/payments', { stripe_account_id: 'acct_2Other', webhook_secret: 'whsec_rolled' });
+    expect(replaced.body.data).toMatchObject({ stripe_account_id: 'acct_2Other', intake_url: first });
+    await send('DELETE', '/api/dashboard/programs/2/payments');
+    const again = (await send('PUT', '/api/dashboard/programs/2/payments', { stripe_account_id: 'acct_2Abc', webhook_secret: 'whsec_first' })).body.data.intake_url;
+    expect(again).toMatch(/\/whe_[0-9A-Za-z]{32}$/);
+    expect(again).not.toBe(first);
+    expect((await s.db('processor_connections').where({ program_id: 2 })).length).toBe(1);
   });
 });

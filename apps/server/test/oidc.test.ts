@@ -1,8 +1,10 @@
 /** Sign-in against a real OpenID Connect issuer: a local HTTP server publishing discovery and JWKS. */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { ERRORS } from '@reftrack/contract';
 import { dbKind, startTestServer, type TestServer } from './helpers/index.js';
 
 let issuerServer: http.Server;
@@ -16,7 +18,7 @@ beforeAll(async () => {
   const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
   issuerServer = http.createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
-    if (req.url === '/.well-known/openid-configuration') res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
+    if (req.url === '/.well-known/openid-configuration') res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks`, authorization_endpoint: `${issuer}/authorize` }));
     else if (req.url === '/jwks') res.end(JSON.stringify({ keys: [jwk] }));
     else res.writeHead(404).end('{}');
   });
@@ -50,5 +52,66 @@ describe(`[${dbKind}] OpenID Connect sign-in`, () => {
   it('turns the development identity provider off', async () => {
     expect((await s.get('/dev-idp/sign-in')).status).toBe(404);
     expect((await s.post('/dev-idp/token', { email: 'a@b.test' })).status).toBe(404);
+  });
+});
+
+const refused = (message: string) => ({ data: null, error: { status: 401, name: 'UnauthorizedError', message, details: {} } });
+
+/** A CLI login session, and the nonce its login page sent the identity provider. */
+async function cliLogin(): Promise<{ state: string; nonce: string }> {
+  const start = await s.post('/api/v1/cli/auth/start', {});
+  const state = start.body.data.state as string;
+  const page = await s.raw(`/cli/login?state=${state}`, { method: 'GET', redirect: 'manual' });
+  expect(page.status).toBe(302);
+  const nonce = new URL(page.headers.get('location')!).searchParams.get('nonce')!;
+  return { state, nonce };
+}
+
+describe(`[${dbKind}] OpenID Connect: the CLI login's nonce and single use`, () => {
+  it('the login page sends the provider a nonce derived from the login session', async () => {
+    const { state, nonce } = await cliLogin();
+    expect(nonce).toBe(createHash('sha256').update(state).digest('base64url'));
+  });
+
+  it('an id_token carrying that nonce completes the login', async () => {
+    const { state, nonce } = await cliLogin();
+    const cb = await s.post('/api/v1/cli/auth/callback', { state, id_token: await token({ email: 'cli@corp.test', email_verified: true, nonce }) });
+    expect(cb.status, cb.text).toBe(200);
+    expect((await s.get(`/api/v1/cli/auth/poll?state=${state}`)).body.data.status).toBe('complete');
+  });
+
+  it('an id_token without a nonce, or with another login’s, is refused and the login stays pending', async () => {
+    const mine = await cliLogin();
+    const other = await cliLogin();
+    for (const claims of [{}, { nonce: other.nonce }, { nonce: '' }, { nonce: mine.nonce.slice(0, -1) }]) {
+      const cb = await s.post('/api/v1/cli/auth/callback', { state: mine.state, id_token: await token({ email: 'cli@corp.test', email_verified: true, ...claims }) });
+      expect(cb.body, JSON.stringify(claims)).toEqual(refused(ERRORS.idTokenNonceMismatch.message));
+    }
+    expect((await s.get(`/api/v1/cli/auth/poll?state=${mine.state}`)).body.data.status).toBe('pending');
+  });
+
+  it('a token issued for the dashboard (no nonce) cannot complete a CLI login; one that completed a CLI login cannot open a dashboard session', async () => {
+    const dashboardToken = await token({ email: 'both@corp.test', email_verified: true, jti: 'dash-1' });
+    expect((await s.post('/api/dashboard/session', { id_token: dashboardToken })).status).toBe(200);
+    const login = await cliLogin();
+    expect((await s.post('/api/v1/cli/auth/callback', { state: login.state, id_token: dashboardToken })).body).toEqual(refused(ERRORS.idTokenNonceMismatch.message));
+    const cliToken = await token({ email: 'both@corp.test', email_verified: true, nonce: login.nonce });
+    expect((await s.post('/api/v1/cli/auth/callback', { state: login.state, id_token: cliToken })).status).toBe(200);
+    expect((await s.post('/api/dashboard/session', { id_token: cliToken })).body).toEqual(refused(ERRORS.idTokenReplayed.message));
+  });
+
+  it('single use holds by issuer and jti (a re-signed token with the same jti), and by the token itself without a jti', async () => {
+    const first = await token({ email: 'jti@corp.test', email_verified: true, jti: 'one-time' });
+    expect((await s.post('/api/dashboard/session', { id_token: first })).status).toBe(200);
+    const resigned = await token({ email: 'jti@corp.test', email_verified: true, jti: 'one-time', name: 'Other' });
+    expect((await s.post('/api/dashboard/session', { id_token: resigned })).body).toEqual(refused(ERRORS.idTokenReplayed.message));
+    const noJti = await token({ email: 'nojti@corp.test', email_verified: true });
+    expect((await s.post('/api/dashboard/session', { id_token: noJti })).status).toBe(200);
+    expect((await s.post('/api/dashboard/session', { id_token: noJti })).body).toEqual(refused(ERRORS.idTokenReplayed.message));
+  });
+
+  it('refuses a token without exp (it could never be forgotten as used)', async () => {
+    const eternal = await new SignJWT({ email: 'eternal@corp.test', email_verified: true }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(issuer).setAudience('reftrack-test').setSubject('sub-1').setIssuedAt().sign(privateKey);
+    expect((await s.post('/api/dashboard/session', { id_token: eternal })).body).toEqual(refused(ERRORS.idTokenInvalid.message));
   });
 });

@@ -14,11 +14,13 @@ const MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist
 let s: TestServer;
 let databaseUrl: string;
 let fixtureFile: string;
+/** The operator's working folder (PostgreSQL's demo key file goes under its .reftrack/). */
+let workDir: string;
 
 /** The operator command, run as a separate process against the test server's database. */
 async function operator(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } });
+    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args], { cwd: workDir, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } });
     return { stdout, stderr, code: 0 };
   } catch (err) {
     const e = err as { stdout: string; stderr: string; code: number };
@@ -43,7 +45,8 @@ beforeAll(async () => {
   s = await startTestServer();
   const cfg = s.running.deps.config.database;
   databaseUrl = cfg.client === 'sqlite' ? `sqlite:${cfg.filename}` : `${cfg.connectionString}${cfg.connectionString.includes('?') ? '&' : '?'}schema=${cfg.schema}`;
-  fixtureFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'reftrack-fixture-')), 'fixture.json');
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reftrack-fixture-'));
+  fixtureFile = path.join(workDir, 'fixture.json');
   fs.writeFileSync(fixtureFile, JSON.stringify(baseFixture()));
 });
 afterAll(() => s?.close());
@@ -65,6 +68,46 @@ describe(`[${dbKind}] reftrack-server operator command`, () => {
     expect(key && link).toBeTruthy();
     expect((await s.post('/api/v1/track/click', { affiliate_url: link })).status).toBe(200);
     expect((await s.get('/api/v1/programs/me/readiness', bearer(key!))).status).toBe(200);
+  });
+
+  it('seed --demo keeps the demo key across runs in a 0600 file beside the database; --rotate-demo-key replaces it', async () => {
+    const keyOf = (stdout: string) => /Demo program key: (aff_[0-9A-Za-z]+)/.exec(stdout)?.[1];
+    const first = await operator('seed', '--demo');
+    const key = keyOf(first.stdout)!;
+    expect(first.stdout).toMatch(/Test affiliate link \(served by `start --demo`\): http:\/\/\S+\/demo\/shop\?aff=demo/);
+    const file = /kept in (\S+);|saved in (\S+) \(mode 600\)/.exec(first.stdout)!.slice(1).find(Boolean)!;
+    const cfg = s.running.deps.config.database;
+    expect(file).toBe(cfg.client === 'sqlite' ? `${cfg.filename}.demo-key` : path.join(workDir, '.reftrack', `demo-key.${cfg.schema}`));
+    expect(fs.readFileSync(file, 'utf8').trim()).toBe(key);
+    if (process.platform !== 'win32') expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+
+    const again = await operator('seed', '--demo');
+    expect(keyOf(again.stdout)).toBe(key);
+    expect(again.stdout).toContain('the same key as the last run');
+    expect((await s.get('/api/v1/programs/me/readiness', bearer(key))).status).toBe(200);
+    // The database still holds only the key's hash.
+    expect(JSON.stringify(await s.db('program_keys').select())).not.toContain(key);
+
+    const rotated = await operator('seed', '--demo', '--rotate-demo-key');
+    const fresh = keyOf(rotated.stdout)!;
+    expect(fresh).not.toBe(key);
+    expect(rotated.stdout).toContain('a new key');
+    expect(fs.readFileSync(file, 'utf8').trim()).toBe(fresh);
+    await withinASecond(() => s.get('/api/v1/programs/me/readiness', bearer(key)), (r) => r.status === 401);
+    expect((await s.get('/api/v1/programs/me/readiness', bearer(fresh))).status).toBe(200);
+  });
+
+  it('seed --demo does not bring back a demo key replaced elsewhere, nor one that was retired', async () => {
+    const keyOf = (stdout: string) => /Demo program key: (aff_[0-9A-Za-z]+)/.exec(stdout)?.[1];
+    const saved = keyOf((await operator('seed', '--demo')).stdout)!;
+    const programId = (await s.db('programs').where({ name: 'Demo program' }).first('id')).id as number;
+    const replaced = (await operator('keys', 'regenerate', '--program', String(programId))).stdout.trim();
+    const next = keyOf((await operator('seed', '--demo')).stdout)!;
+    expect([saved, replaced]).not.toContain(next);
+    await s.db('program_keys').where({ program_id: programId }).update({ rotation_marked_at: Date.now() - 2000, rotation_deadline: Date.now() - 1000 });
+    const afterRetired = keyOf((await operator('seed', '--demo')).stdout)!;
+    expect(afterRetired).not.toBe(next);
+    expect((await s.get('/api/v1/programs/me/readiness', bearer(afterRetired))).status).toBe(200);
   });
 
   it('keys mark-rotation takes effect on the running server within a second', async () => {
@@ -112,11 +155,12 @@ describe(`[${dbKind}] reftrack-server operator command`, () => {
   });
 
   it('accounts suspend refuses sign-in at once; restore allows it again', async () => {
+    const devToken = async () => (await operator('dev-token', '--email', 'owner@acme.test')).stdout.trim();
     expect((await operator('accounts', 'suspend', '--email', 'owner@acme.test')).code).toBe(0);
-    const token = (await operator('dev-token', '--email', 'owner@acme.test')).stdout.trim();
-    expect((await s.post('/api/dashboard/session', { id_token: token })).body.error.details).toEqual({ code: 'ACCOUNT_BLOCKED' });
+    expect((await s.post('/api/dashboard/session', { id_token: await devToken() })).body.error.details).toEqual({ code: 'ACCOUNT_BLOCKED' });
     expect((await operator('accounts', 'restore', '--email', 'owner@acme.test')).code).toBe(0);
-    expect((await s.post('/api/dashboard/session', { id_token: token })).status).toBe(200);
+    // An id_token signs in once (docs/security.md): each sign-in gets a fresh one.
+    expect((await s.post('/api/dashboard/session', { id_token: await devToken() })).status).toBe(200);
     expect((await operator('accounts', 'suspend', '--email', 'nobody@x.test')).code).toBe(2);
   });
 
@@ -128,6 +172,63 @@ describe(`[${dbKind}] reftrack-server operator command`, () => {
     const bad = await operator('agent-keys', 'create', '--workspace', '1', '--scopes', 'everything');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown: everything');
+  });
+
+  it('agent-keys list shows a workspace’s keys masked; agent-keys revoke stops a key on the running server within a second', async () => {
+    const key = (await operator('agent-keys', 'create', '--workspace', '1', '--scopes', 'programs:read', '--name', 'ops bot')).stdout.trim();
+    expect((await s.get('/api/agent/v1/programs', bearer(key))).status).toBe(200);
+    const list = await operator('agent-keys', 'list', '--workspace', '1');
+    expect(list.code).toBe(0);
+    const line = list.stdout.split('\n').find((l) => l.includes('"ops bot"'))!;
+    expect(line).toContain(`••••••••${key.slice(-4)}`);
+    expect(line).toContain('programs:read');
+    expect(line).toContain('active');
+    expect(list.stdout).not.toContain(key);
+    const id = /^id (\d+)/.exec(line)![1];
+    const revoked = await operator('agent-keys', 'revoke', '--id', id);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain(`agent key ${id}`);
+    const refused = await withinASecond(
+      () => s.get('/api/agent/v1/programs', bearer(key)),
+      (r) => r.status === 401,
+    );
+    expect(refused.body.error.message).toBe('Invalid agent key');
+    expect((await operator('agent-keys', 'list', '--workspace', '1')).stdout.split('\n').find((l) => l.startsWith(`id ${id} `))).toContain('REVOKED');
+    expect((await operator('agent-keys', 'revoke', '--id', '999999')).code).toBe(2);
+    expect((await operator('agent-keys', 'list', '--workspace', '999')).stderr).toContain('workspace 999 not found');
+  });
+
+  it('cli-tokens revoke stops every CLI login token of an account (a lost laptop); cli-tokens list shows them', async () => {
+    const login = async () => {
+      const state = (await s.post('/api/v1/cli/auth/start', {})).body.data.state;
+      const idToken = (await operator('dev-token', '--email', 'owner@acme.test')).stdout.trim();
+      expect((await s.post('/api/v1/cli/auth/callback', { state, id_token: idToken })).status).toBe(200);
+      return (await s.get(`/api/v1/cli/auth/poll?state=${state}`, { 'user-agent': 'reftrack-cli/operator-test' })).body.data.token as string;
+    };
+    const tokens = [await login(), await login()];
+    for (const t of tokens) expect((await s.get('/api/v1/cli/programs', bearer(t))).status).toBe(200);
+    const list = await operator('cli-tokens', 'list', '--email', 'owner@acme.test');
+    expect(list.stdout.split('\n').filter((l) => l.includes('"reftrack-cli/operator-test"') && l.endsWith('active'))).toHaveLength(2);
+    const out = await operator('cli-tokens', 'revoke', '--email', 'owner@acme.test');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/owner@acme\.test: \d+ CLI tokens? revoked/);
+    for (const t of tokens) {
+      const r = await withinASecond(
+        () => s.get('/api/v1/cli/programs', bearer(t)),
+        (res) => res.status === 401,
+      );
+      expect(r.body.error.message).toBe('Invalid or expired token. Run `reftrack login` to refresh.');
+    }
+    expect((await operator('cli-tokens', 'revoke', '--email', 'nobody@x.test')).code).toBe(2);
+  });
+
+  it('prune deletes expired login sessions once and says how many of each kind', async () => {
+    await s.db('cli_login_sessions').insert({ state_hash: 'f'.repeat(64), status: 'pending', created_at: 0, expires_at: 1 });
+    const out = await operator('prune');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/^cli_login_sessions: [1-9]\d* deleted$/m);
+    expect(out.stdout).toMatch(/^used_id_tokens: \d+ deleted$/m);
+    expect(await s.db('cli_login_sessions').where({ state_hash: 'f'.repeat(64) }).first()).toBeUndefined();
   });
 
   it('an invalid DATABASE_URL stops with one clear line', async () => {

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
 import { accountsFixture, OTHER_KEY, signInAs } from './helpers/accounts.js';
 import { createAgentKey } from '../src/auth/agent-key.js';
+import { issueLoginToken } from '../src/auth/login-token.js';
+import { sha256Hex } from '../src/auth/secret-hash.js';
 
 type Actor = 'owner' | 'member' | 'restricted' | 'outsider' | 'none' | 'programKey' | 'agentKey';
 const ACTORS: Actor[] = ['owner', 'member', 'restricted', 'outsider', 'none', 'programKey', 'agentKey'];
@@ -13,6 +15,8 @@ const ACTORS: Actor[] = ['owner', 'member', 'restricted', 'outsider', 'none', 'p
 let s: TestServer;
 const headers: Record<Actor, Record<string, string>> = {} as never;
 let linkId: number;
+let agentKeyId: number;
+let ownerCliTokenId: number;
 let seq = 0;
 
 beforeAll(async () => {
@@ -24,6 +28,9 @@ beforeAll(async () => {
   headers.programKey = bearer(KEY1);
   headers.agentKey = bearer(await createAgentKey(s.db, 1, ['programs:read', 'programs:write'], 'matrix'));
   linkId = (await s.db('referral_links').where({ short_link: 'sam10' }).first()).id;
+  agentKeyId = (await s.db('agent_keys').where({ key_hash: sha256Hex(await createAgentKey(s.db, 1, ['programs:read'], 'to revoke')) }).first('id')).id;
+  const ownerId = (await s.db('accounts').where({ email: 'owner@acme.test' }).first('id')).id;
+  ownerCliTokenId = (await s.db('cli_tokens').where({ token_hash: sha256Hex(await issueLoginToken(s.db, ownerId, Date.now())) }).first('id')).id;
 });
 afterAll(() => s?.close());
 
@@ -51,6 +58,11 @@ const rows: Row[] = [
   { name: 'read payments', method: 'GET', path: () => '/api/dashboard/programs/1/payments', expect: { owner: 200, member: 200, restricted: 200, outsider: 404, ...denied } },
   { name: 'connect payments', method: 'PUT', path: () => '/api/dashboard/programs/1/payments', body: () => ({ stripe_account_id: 'acct_123', webhook_secret: 'whsec_abc' }), expect: { owner: 200, member: 403, restricted: 403, outsider: 404, ...denied } },
   { name: 'event listing', method: 'GET', path: () => '/api/tracking/events/1', expect: { owner: 200, member: 200, restricted: 403, outsider: 404, ...denied } },
+  { name: 'list own CLI tokens', method: 'GET', path: () => '/api/dashboard/cli-tokens', expect: { owner: 200, member: 200, restricted: 200, outsider: 200, ...denied } },
+  // Each account manages its own CLI tokens: the owner's token is nobody else's to revoke.
+  { name: 'revoke a CLI token', method: 'POST', path: () => `/api/dashboard/cli-tokens/${ownerCliTokenId}/revoke`, expect: { owner: 200, member: 404, restricted: 404, outsider: 404, ...denied } },
+  { name: 'list agent keys', method: 'GET', path: () => '/api/dashboard/workspaces/1/agent-keys', expect: { owner: 200, member: 403, restricted: 403, outsider: 404, ...denied } },
+  { name: 'revoke an agent key', method: 'POST', path: () => `/api/dashboard/agent-keys/${agentKeyId}/revoke`, expect: { owner: 200, member: 403, restricted: 403, outsider: 404, ...denied } },
 ];
 
 describe(`[${dbKind}] dashboard permission matrix`, () => {

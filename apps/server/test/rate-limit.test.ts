@@ -58,10 +58,46 @@ describe(`[${dbKind}] 8 limits`, () => {
     expect(refused.body.error.code).toBe('rate_limited');
   });
 
-  it('readiness: 30 per minute per API key', async () => {
-    const key = 'aff_readiness_probe_00000000000000000';
-    for (let i = 0; i < 30; i++) expect((await s.get('/api/v1/programs/me/readiness', bearer(key))).status).toBe(401);
-    const res = await s.get('/api/v1/programs/me/readiness', bearer(key));
+  it('readiness: 30 per minute per API key, whatever address each call comes from', async () => {
+    for (let i = 0; i < 30; i++) expect((await s.get('/api/v1/programs/me/readiness', bearer(KEY1))).status).toBe(200);
+    const res = await s.get('/api/v1/programs/me/readiness', bearer(KEY1));
     expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('rate_limited');
+  });
+});
+
+describe(`[${dbKind}] 8 limits: a per-key bucket is only for a key that verified (docs/security.md)`, () => {
+  const junk = (i: number) => bearer(`aff_junk_${i}_${'x'.repeat(30)}`);
+
+  it('a fresh junk Bearer token on each CLI login start does not open a fresh bucket: 60 per minute per address', async () => {
+    const ip = '192.0.2.200';
+    const statuses: number[] = [];
+    for (let i = 0; i < 200; i++) statuses.push((await s.post('/api/v1/cli/auth/start', {}, { ...junk(i), 'x-forwarded-for': ip })).status);
+    expect(statuses.filter((st) => st === 200)).toHaveLength(60);
+    expect(statuses.filter((st) => st === 429)).toHaveLength(140);
+  });
+
+  it('junk keys on sale and refund count against the sender’s address, not a bucket per token', async () => {
+    const ip = '192.0.2.201';
+    const statuses: number[] = [];
+    for (let i = 0; i < 130; i++) statuses.push((await s.post('/api/v1/track/sale', {}, { ...junk(i), 'x-forwarded-for': ip })).status);
+    expect(statuses.slice(0, 120).every((st) => st === 401)).toBe(true);
+    expect(statuses.slice(120).every((st) => st === 429)).toBe(true);
+  });
+
+  it('junk keys on readiness and on the CLI program-key routes count per address too', async () => {
+    for (const [path, points] of [['/api/v1/programs/me/readiness', 30], ['/api/v1/cli/status', 60]] as const) {
+      const ip = `192.0.2.${path.length}`;
+      for (let i = 0; i < points; i++) expect((await s.get(path, { ...junk(i), 'x-forwarded-for': ip })).status).toBe(401);
+      expect((await s.get(path, { ...junk(points), 'x-forwarded-for': ip })).status).toBe(429);
+    }
+  });
+
+  it('junk login tokens on the CLI account routes and junk agent keys count per address', async () => {
+    for (const [path, points] of [['/api/v1/cli/programs', 60], ['/api/agent/v1/programs', 120]] as const) {
+      const ip = `192.0.2.${path.length + 100}`;
+      for (let i = 0; i < points; i++) expect((await s.get(path, { ...bearer(`rtl_junk${i}${'y'.repeat(40)}`), 'x-forwarded-for': ip })).status).toBe(401);
+      expect((await s.get(path, { ...bearer(`rtl_junk_last${'y'.repeat(40)}`), 'x-forwarded-for': ip })).status).toBe(429);
+    }
   });
 });

@@ -28,7 +28,9 @@ describe(`[${dbKind}] sign-in and dashboard sessions`, () => {
   });
 
   it('marks the cookie Secure when the public address is HTTPS', async () => {
-    const secure = await startTestServer({ env: { PUBLIC_BASE_URL: 'https://app.reftrack.test' } });
+    // An https public address makes the server "exposed": the development sign-in needs the opt-in,
+    // and the test reaches it by address, so that name is allowed too.
+    const secure = await startTestServer({ env: { PUBLIC_BASE_URL: 'https://app.reftrack.test', ALLOW_DEV_SIGN_IN: 'true', ALLOWED_HOSTS: '127.0.0.1' } });
     try {
       const idToken = await signDevToken(secure.db, 'owner@acme.test');
       const res = await secure.post('/api/dashboard/session', { id_token: idToken });
@@ -59,7 +61,7 @@ describe(`[${dbKind}] sign-in and dashboard sessions`, () => {
   it('DELETE ends the session', async () => {
     const cookie = await signInAs(s, 'member@acme.test');
     expect((await s.get('/api/dashboard/session', cookie)).status).toBe(200);
-    const out = await s.raw('/api/dashboard/session', { method: 'DELETE', headers: cookie });
+    const out = await s.raw('/api/dashboard/session', { method: 'DELETE', headers: { ...cookie, 'content-type': 'application/json' } });
     expect(out.status).toBe(200);
     expect(out.headers.get('set-cookie')).toContain('Expires=Thu, 01 Jan 1970');
     expect((await s.get('/api/dashboard/session', cookie)).status).toBe(401);
@@ -107,5 +109,60 @@ describe(`[${dbKind}] sign-in and dashboard sessions`, () => {
       await setSuspended(s.db, 'restricted@acme.test', false);
     }
     expect((await s.get('/api/dashboard/programs', cookie)).status).toBe(200);
+  });
+});
+
+describe(`[${dbKind}] login CSRF: creating, using and ending a session takes same-origin JSON`, () => {
+  const JSON_REQUIRED = { data: null, error: { status: 415, name: 'UnsupportedMediaTypeError', message: 'Content-Type must be application/json', details: {} } };
+
+  it('a cross-site text/plain form cannot sign a visitor in: 415, no cookie, no session', async () => {
+    const idToken = await signDevToken(s.db, 'owner@acme.test');
+    const sessions = Number((await s.db('dashboard_sessions').count({ n: '*' }).first())!.n);
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      const res = await s.raw('/api/dashboard/session', { method: 'POST', headers: { 'content-type': type }, body: JSON.stringify({ id_token: idToken }) });
+      expect(res.status, type).toBe(415);
+      expect(res.body).toEqual(JSON_REQUIRED);
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+    const noType = await s.raw('/api/dashboard/session', { method: 'POST', body: new Blob([JSON.stringify({ id_token: idToken })]) });
+    expect(noType.status).toBe(415);
+    expect(Number((await s.db('dashboard_sessions').count({ n: '*' }).first())!.n)).toBe(sessions);
+  });
+
+  it('a sign-in from another origin is refused even as JSON', async () => {
+    const idToken = await signDevToken(s.db, 'owner@acme.test');
+    for (const headers of [{ origin: 'https://evil.test' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }] as Array<Record<string, string>>) {
+      const res = await s.post('/api/dashboard/session', { id_token: idToken }, headers);
+      expect(res.status).toBe(403);
+      expect(res.body.error.message).toBe('Cross-site request refused');
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+    const sameOrigin = await s.post('/api/dashboard/session', { id_token: idToken }, { origin: s.url, 'sec-fetch-site': 'same-origin' });
+    expect(sameOrigin.status).toBe(200);
+  });
+
+  it('ending and using a session need JSON too; the session survives a refused request', async () => {
+    const cookie = await signInAs(s, 'owner@acme.test');
+    const end = await s.raw('/api/dashboard/session', { method: 'DELETE', headers: { ...cookie, 'content-type': 'text/plain' } });
+    expect(end.status).toBe(415);
+    const use = await s.raw('/api/dashboard/programs/1', { method: 'PATCH', headers: { ...cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=pwned' });
+    expect(use.status).toBe(415);
+    expect((await s.get('/api/dashboard/session', cookie)).status).toBe(200);
+    expect((await s.db('programs').where({ id: 1 }).first('name')).name).toBe('Acme');
+    const json = await s.raw('/api/dashboard/session', { method: 'DELETE', headers: { ...cookie, 'content-type': 'application/json; charset=utf-8' } });
+    expect(json.status).toBe(200);
+  });
+
+  it('the development sign-in page’s token call takes same-origin JSON as well', async () => {
+    const res = await s.raw('/dev-idp/token', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ email: 'owner@acme.test' }) });
+    expect(res.status).toBe(415);
+    const cross = await s.post('/dev-idp/token', { email: 'owner@acme.test' }, { origin: 'https://evil.test' });
+    expect(cross.status).toBe(403);
+  });
+
+  it('the tracker’s calls are unchanged: any origin, as before', async () => {
+    const res = await s.post('/api/v1/track/click', { affiliate_url: 'https://acme.test/?aff=pat20' }, { origin: 'https://shop.example' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
   });
 });

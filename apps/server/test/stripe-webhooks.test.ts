@@ -1,15 +1,20 @@
 /**
- * 6.1 payment-processor intake: POST /api/v1/webhooks/stripe over real HTTP, on SQLite and
- * PostgreSQL. Events are built from Stripe's own sample objects (test/fixtures/stripe, copied from
- * the shared fixtures) and signed with the stripe library's test-header helper.
+ * 6.1 payment-processor intake over real HTTP, on SQLite and PostgreSQL: each connection's own
+ * address POST /api/v1/webhooks/stripe/whe_… (most deliveries here) and the shared
+ * POST /api/v1/webhooks/stripe. Events are built from Stripe's own sample objects
+ * (test/fixtures/stripe, copied from the shared fixtures) and signed with the stripe library's
+ * test-header helper.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERRORS, LIMITS } from '@reftrack/contract';
 import { bearer, dbKind, KEY1, LEGACY_KEY, startTestServer, type TestResponse, type TestServer } from './helpers/index.js';
 import { click, sale } from './helpers/flows.js';
+import { signInAs } from './helpers/accounts.js';
+import { createProgram } from '../src/db/programs.js';
 
 const HOOK = '/api/v1/webhooks/stripe';
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'stripe');
@@ -26,11 +31,28 @@ const ACCT3 = 'acct_3LegacyTest';
 const SECRET3 = 'whsec_legacySigningSecret3';
 
 let s: TestServer;
+let owner: Record<string, string>;
+/** Each connection's own address, by the secret the tests sign with. */
+const address = new Map<string, string>();
+
+const payments = (method: 'PUT' | 'DELETE', programId: number, body?: unknown) =>
+  s.raw(`/api/dashboard/programs/${programId}/payments`, { method, headers: { 'content-type': 'application/json', ...owner }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+/** Connects a program in the dashboard (Payments) and returns the path of its own intake address. */
+async function connect(programId: number, account: string, secret: string): Promise<string> {
+  const res = await payments('PUT', programId, { stripe_account_id: account, webhook_secret: secret });
+  expect(res.status, res.text).toBe(200);
+  const path = new URL(res.body.data.intake_url).pathname;
+  address.set(secret, path);
+  return path;
+}
+
 beforeAll(async () => {
   s = await startTestServer();
-  await s.db('programs').where({ id: 1 }).update({ stripe_account_id: ACCT1, stripe_webhook_secret: SECRET1 });
-  await s.db('programs').where({ id: 2 }).update({ stripe_account_id: ACCT2, stripe_webhook_secret: SECRET2 });
-  await s.db('programs').where({ id: 3 }).update({ stripe_account_id: ACCT3, stripe_webhook_secret: SECRET3 });
+  owner = await signInAs(s, 'owner@acme.test');
+  await connect(1, ACCT1, SECRET1);
+  await connect(2, ACCT2, SECRET2);
+  await connect(3, ACCT3, SECRET3);
 });
 afterAll(() => s?.close());
 
@@ -53,18 +75,21 @@ function signed(payload: string, secret: string, timestamp?: number): Record<str
   return { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp }) };
 }
 
-async function deliver(e: Json, secret = SECRET1): Promise<TestResponse> {
+/** Delivers to the own address of the connection whose secret signs (or to `to`). */
+async function deliver(e: Json, secret = SECRET1, to = address.get(secret) ?? HOOK): Promise<TestResponse> {
   const payload = JSON.stringify(e);
-  return s.raw(HOOK, { method: 'POST', headers: signed(payload, secret), body: payload });
+  return s.raw(to, { method: 'POST', headers: signed(payload, secret), body: payload });
 }
 
-async function ok(e: Json, secret = SECRET1): Promise<Json> {
-  const res = await deliver(e, secret);
+async function ok(e: Json, secret = SECRET1, to?: string): Promise<Json> {
+  const res = await deliver(e, secret, to);
   expect(res.status, res.text).toBe(200);
   expect(res.body.success).toBe(true);
   expect(res.body.data).toMatchObject({ event_id: e.id, type: e.type });
   return res.body.data as Json;
 }
+
+const refusal = (status: number, message: string) => ({ data: null, error: { status, name: status === 404 ? 'NotFoundError' : status === 413 ? 'PayloadTooLargeError' : 'BadRequestError', message, details: {} } });
 
 interface CheckoutOptions {
   metadata?: Record<string, string>;
@@ -76,7 +101,6 @@ interface CheckoutOptions {
   paymentStatus?: string;
   currency?: string;
 }
-
 function checkoutSession(o: CheckoutOptions = {}): Json {
   const cs = fixture('checkout_session.json');
   cs.id = uid('cs_test');
@@ -170,16 +194,18 @@ describe(`[${dbKind}] 6.1 signature`, () => {
   it('a missing Stripe-Signature header answers 400 and stores nothing', async () => {
     const e = event('checkout.session.completed', checkoutSession());
     const before = await count('processor_events');
-    const res = await s.post(HOOK, e);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ data: null, error: { status: 400, name: 'BadRequestError', message: 'Missing Stripe-Signature header', details: {} } });
+    for (const to of [address.get(SECRET1)!, HOOK]) {
+      const res = await s.post(to, e);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(refusal(400, 'Missing Stripe-Signature header'));
+    }
     expect(await count('processor_events')).toBe(before);
   });
 
   it('a bad signature (unknown secret, tampered body, stale timestamp) answers 400 and stores nothing', async () => {
     const clickId = await click(s);
     const cs = checkoutSession({ metadata: { reftrack_click_id: clickId } });
-    const e = event('checkout.session.completed', cs);
+    const e = event('checkout.session.completed', cs, ACCT1);
     const payload = JSON.stringify(e);
     const before = { events: await count('processor_events'), sales: await count('sale_events') };
     const attempts = [
@@ -188,27 +214,191 @@ describe(`[${dbKind}] 6.1 signature`, () => {
       { headers: signed(payload, SECRET1, Math.floor(Date.now() / 1000) - 3600), body: payload },
       { headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=deadbeef' }, body: payload },
     ];
-    for (const init of attempts) {
-      const res = await s.raw(HOOK, { method: 'POST', ...init });
-      expect(res.status, res.text).toBe(400);
-      expect(res.body.error).toEqual({ status: 400, name: 'BadRequestError', message: "Invalid Stripe signature: no connected program's signing secret verifies this event", details: {} });
+    for (const to of [address.get(SECRET1)!, HOOK]) {
+      for (const init of attempts) {
+        const res = await s.raw(to, { method: 'POST', ...init });
+        expect(res.status, res.text).toBe(400);
+        expect(res.body).toEqual(refusal(400, ERRORS.stripeSignatureInvalid.message));
+      }
     }
     expect(await count('processor_events')).toBe(before.events);
     expect(await count('sale_events')).toBe(before.sales);
     expect((await customerOf(clickId)).converted_at).toBeNull();
   });
 
-  it('a connected-account event is checked only against the programs of its acct_', async () => {
-    // Signed with program 2's secret but claiming program 1's account: refused.
-    const refused = await deliver(event('plan.created', fixture('event.json').data.object, ACCT1), SECRET2);
-    expect(refused.status).toBe(400);
-    const accepted = await ok(event('plan.created', fixture('event.json').data.object, ACCT2), SECRET2);
-    expect(accepted.program_id).toBe(2);
+  it('while a secret is rolled Stripe signs with the old and the new one: a header whose second v1 matches verifies', async () => {
+    const e = event('plan.created', fixture('event.json').data.object, ACCT1);
+    const payload = JSON.stringify(e);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const v1 = (secret: string) => /v1=([0-9a-f]{64})/.exec(Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp }))![1];
+    const header = `t=${timestamp},v1=${v1('whsec_theOldRolledSecret')},v0=ignored,v1=${v1(SECRET1)}`;
+    const res = await s.raw(address.get(SECRET1)!, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': header }, body: payload });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toMatchObject({ event_id: e.id, program_id: 1 });
   });
 
-  it('an event without `account` (the account’s own endpoint) goes to the program whose secret verifies it', async () => {
-    const data = await ok(event('plan.created', fixture('event.json').data.object), SECRET3);
-    expect(data.program_id).toBe(3);
+  it('a signed body that is not a JSON object answers 400 and stores nothing', async () => {
+    const before = await count('processor_events');
+    for (const payload of ['{"id": "evt_', '[1,2]']) {
+      const res = await s.raw(address.get(SECRET1)!, { method: 'POST', headers: signed(payload, SECRET1), body: payload });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body).toEqual(refusal(400, ERRORS.stripeEventInvalid.message));
+    }
+    expect(await count('processor_events')).toBe(before);
+  });
+});
+
+describe(`[${dbKind}] intake addresses: one per connection`, () => {
+  it('an address checks only its own connection’s secret', async () => {
+    const e = event('plan.created', fixture('event.json').data.object);
+    // Program 2's secret is a real one, but not the secret of program 1's address.
+    const refused = await deliver(e, SECRET2, address.get(SECRET1));
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual(refusal(400, ERRORS.stripeSignatureInvalid.message));
+    expect(await ok(e, SECRET2)).toMatchObject({ program_id: 2 });
+  });
+
+  it('an unknown address answers 404 in the envelope, even to an event a connection’s secret signs', async () => {
+    const e = event('plan.created', fixture('event.json').data.object, ACCT1);
+    for (const to of [`${HOOK}/whe_${'x'.repeat(32)}`, `${HOOK}/whe_`, `${HOOK}/${'a'.repeat(300)}`, `${HOOK}/acct_1AcmeTest`]) {
+      const res = await deliver(e, SECRET1, to);
+      expect(res.status, to).toBe(404);
+      expect(res.body).toEqual(refusal(404, ERRORS.stripeEndpointNotFound.message));
+    }
+    expect(await s.db('processor_events').where({ event_id: e.id })).toHaveLength(0);
+  });
+
+  it('the address is an unguessable whe_ id, kept when the secret or account changes; disconnecting retires it', async () => {
+    const first = address.get(SECRET2)!;
+    expect(first).toMatch(new RegExp(`^${HOOK}/whe_[0-9A-Za-z]{${LIMITS.webhookEndpointIdRandomLength}}$`));
+    expect(await connect(2, ACCT2, 'whsec_rolledSecret2')).toBe(first);
+    expect((await deliver(event('plan.created', fixture('event.json').data.object), SECRET2, first)).status).toBe(400);
+    expect(await ok(event('plan.created', fixture('event.json').data.object), 'whsec_rolledSecret2')).toMatchObject({ program_id: 2 });
+
+    expect((await payments('DELETE', 2)).body.data).toMatchObject({ connected: false, intake_url: null });
+    const retired = await deliver(event('plan.created', fixture('event.json').data.object), 'whsec_rolledSecret2', first);
+    expect(retired.status).toBe(404);
+    const fresh = await connect(2, ACCT2, SECRET2);
+    expect(fresh).not.toBe(first);
+    expect((await deliver(event('plan.created', fixture('event.json').data.object), SECRET2, first)).status).toBe(404);
+    expect(await ok(event('plan.created', fixture('event.json').data.object), SECRET2, fresh)).toMatchObject({ program_id: 2 });
+  });
+
+  it('an event of another connected account reaching the address is ignored (200 other_account), nothing recorded', async () => {
+    const clickId = await click(s);
+    const cs = checkoutSession({ metadata: { reftrack_click_id: clickId } });
+    const data = await ok(event('checkout.session.completed', cs, 'acct_someOtherAccount'));
+    expect(data).toMatchObject({ action: 'ignored', reason: 'other_account', program_id: 1 });
+    expect(await salesOf(cs.payment_intent)).toHaveLength(0);
+  });
+});
+
+describe(`[${dbKind}] the shared address checks at most one secret`, () => {
+  it('an event with `account` is checked against the one connection of that account', async () => {
+    expect(await ok(event('plan.created', fixture('event.json').data.object, ACCT2), SECRET2, HOOK)).toMatchObject({ program_id: 2 });
+    // Signed with program 2's secret but claiming program 1's account: only program 1's secret is checked.
+    const refused = await deliver(event('plan.created', fixture('event.json').data.object, ACCT1), SECRET2, HOOK);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual(refusal(400, ERRORS.stripeSignatureInvalid.message));
+  });
+
+  it('an event without `account` is checked against the program its metadata.program_id names', async () => {
+    const clickId = await click(s, 'p3');
+    const cs = checkoutSession({ metadata: { reftrack_click_id: clickId, program_id: '3' } });
+    // Program 1's secret does not count for an event that names program 3.
+    const refused = await deliver(event('checkout.session.completed', cs), SECRET1, HOOK);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual(refusal(400, ERRORS.stripeSignatureInvalid.message));
+    expect(await ok(event('checkout.session.completed', cs), SECRET3, HOOK)).toMatchObject({ action: 'recorded', program_id: 3, transaction_id: cs.payment_intent });
+  });
+
+  it('an event that names no connection is refused with 400 before any signature is checked', async () => {
+    const before = await count('processor_events');
+    const unnamed = [
+      event('charge.refunded', charge({ paymentIntent: uid('pi'), amount: 500, refunded: 500 })), // no account, no metadata
+      event('plan.created', fixture('event.json').data.object, 'acct_notConnectedAnywhere'),
+      event('checkout.session.completed', checkoutSession({ metadata: { program_id: '999999' } })),
+    ];
+    for (const e of unnamed) {
+      // Signed with a real connection's secret: a server that tried it would accept the event.
+      const res = await deliver(e, SECRET1, HOOK);
+      expect(res.status, res.text).toBe(400);
+      expect(res.body).toEqual(refusal(400, ERRORS.stripeEventUnrouted.message));
+    }
+    expect(await count('processor_events')).toBe(before);
+  });
+
+  it('an account several programs are connected to: the one metadata.program_id names, else 400', async () => {
+    const shared = 'acct_sharedByTwo';
+    const a = await createProgram(s.db, 1, { name: 'Shared A', domain: 'a.test', commission_type: 'percent', commission_rate: 10 }, Date.now());
+    const b = await createProgram(s.db, 1, { name: 'Shared B', domain: 'b.test', commission_type: 'percent', commission_rate: 10 }, Date.now());
+    await connect(a.id, shared, 'whsec_sharedA');
+    await connect(b.id, shared, 'whsec_sharedB');
+    const named = event('checkout.session.completed', checkoutSession({ metadata: { program_id: String(b.id) } }), shared);
+    expect(await ok(named, 'whsec_sharedB', HOOK)).toMatchObject({ program_id: b.id });
+    const refund = event('charge.refunded', charge({ paymentIntent: uid('pi'), amount: 500, refunded: 500 }), shared);
+    const ambiguous = await deliver(refund, 'whsec_sharedA', HOOK);
+    expect(ambiguous.status).toBe(400);
+    expect(ambiguous.body).toEqual(refusal(400, ERRORS.stripeAccountAmbiguous.message));
+    // Each connection's own address takes it.
+    expect(await ok(refund, 'whsec_sharedA')).toMatchObject({ program_id: a.id, action: 'ignored', reason: 'sale_not_found' });
+  });
+});
+
+describe(`[${dbKind}] intake limits`, () => {
+  it('a body over 512 KiB answers 413 and stores nothing; a signed one just under the limit is processed', async () => {
+    const big = (bytes: number): Json => {
+      const e = event('plan.created', { ...fixture('event.json').data.object, padding: '' }, ACCT1);
+      e.data.object.padding = 'x'.repeat(bytes - JSON.stringify(e).length);
+      return e;
+    };
+    const over = big(512 * 1024 + 1);
+    expect(JSON.stringify(over).length).toBe(512 * 1024 + 1);
+    for (const to of [address.get(SECRET1)!, HOOK]) {
+      const res = await deliver(over, SECRET1, to);
+      expect(res.status).toBe(413);
+      expect(res.body.error.name).toBe('PayloadTooLargeError');
+    }
+    expect(await s.db('processor_events').where({ event_id: over.id })).toHaveLength(0);
+    const under = big(500 * 1000);
+    expect(await ok(under)).toMatchObject({ program_id: 1, action: 'ignored' });
+  });
+
+  it('each address has its own budget; the shared address and unknown addresses count per client address', async () => {
+    const { points } = LIMITS.rate.stripeWebhook;
+    const ip = { 'x-forwarded-for': '192.0.2.77' };
+    const remaining = async (to: string) => {
+      const res = await s.raw(to, { method: 'POST', headers: { 'content-type': 'application/json', ...ip }, body: '{}' });
+      expect(res.headers.get('x-ratelimit-limit')).toBe(String(points));
+      return Number(res.headers.get('x-ratelimit-remaining'));
+    };
+    const one = address.get(SECRET1)!;
+    const three = address.get(SECRET3)!;
+    const r1 = await remaining(one);
+    expect(await remaining(one)).toBe(r1 - 1);
+    const r3 = await remaining(three);
+    expect(await remaining(one)).toBe(r1 - 2);
+    expect(await remaining(three)).toBe(r3 - 1);
+    // The shared address and made-up ids share this client's budget, apart from the connections'.
+    expect(await remaining(HOOK)).toBe(points - 1);
+    expect(await remaining(`${HOOK}/whe_madeUp0000000000000000000000000000`)).toBe(points - 2);
+    expect(await remaining(one)).toBe(r1 - 3);
+  });
+
+  it(`one request over ${LIMITS.rate.stripeWebhook.points} a minute to one address is 429; other addresses are unaffected`, async () => {
+    const { points } = LIMITS.rate.stripeWebhook;
+    const a = await createProgram(s.db, 1, { name: 'Busy', domain: 'busy.test', commission_type: 'percent', commission_rate: 10 }, Date.now());
+    const busy = await connect(a.id, 'acct_busyShop', 'whsec_busyShop');
+    const unsigned = () => s.raw(busy, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    for (let sent = 0; sent < points; sent += 50) {
+      const answers = await Promise.all(Array.from({ length: Math.min(50, points - sent) }, unsigned));
+      for (const res of answers) expect(res.status).toBe(400);
+    }
+    const refused = await deliver(event('plan.created', fixture('event.json').data.object), 'whsec_busyShop');
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await ok(event('plan.created', fixture('event.json').data.object), SECRET1)).toMatchObject({ program_id: 1 });
   });
 });
 
@@ -359,6 +549,74 @@ describe(`[${dbKind}] 9 both invoice shapes`, () => {
     await ok(event('invoice.payment_succeeded', inv, ACCT3), SECRET3);
     const [row] = await salesOf(inv.id);
     expect(row.click_id).toBe(parentClick);
+  });
+});
+
+describe(`[${dbKind}] 6.1 invoice.paid and invoice.payment_succeeded: one sale per invoice, in either order`, () => {
+  async function renewal(): Promise<{ inv: Json; clickId: string }> {
+    const clickId = await click(s);
+    return { inv: invoice({ shape: 'parent', metadata: { reftrack_click_id: clickId, program_id: '1' }, amountPaid: 3_000 }), clickId };
+  }
+
+  async function countedOnce(invoiceId: string, saleId: number): Promise<void> {
+    const rows = await salesOf(invoiceId);
+    expect(rows).toHaveLength(1);
+    expect(Number(rows[0].id)).toBe(saleId);
+    expect(await s.db('commissions').where({ sale_id: saleId })).toHaveLength(1);
+  }
+
+  it('invoice.paid alone records the subscription payment, keyed by the invoice id (an endpoint subscribed only to it gets its sales)', async () => {
+    const { inv } = await renewal();
+    const data = await ok(event('invoice.paid', inv, ACCT1));
+    expect(data).toMatchObject({ action: 'recorded', transaction_id: inv.id, attributed_by: 'click_id', commission_amount_cents: 600 });
+    const [row] = await salesOf(inv.id);
+    expect(row).toMatchObject({ amount_cents: 3_000, sale_type: 'subscription' });
+    expect(Boolean(row.is_recurring)).toBe(true);
+  });
+
+  it('invoice.payment_succeeded first, then invoice.paid: the second answers already_recorded with the sale id', async () => {
+    const { inv } = await renewal();
+    const first = await ok(event('invoice.payment_succeeded', inv, ACCT1));
+    expect(first.action).toBe('recorded');
+    const second = await ok(event('invoice.paid', inv, ACCT1));
+    expect(second).toMatchObject({ action: 'already_recorded', reason: 'duplicate_transaction_id', sale_id: first.sale_id, transaction_id: inv.id });
+    await countedOnce(inv.id, Number(first.sale_id));
+  });
+
+  it('invoice.paid first, then invoice.payment_succeeded: the second answers already_recorded with the sale id', async () => {
+    const { inv } = await renewal();
+    const first = await ok(event('invoice.paid', inv, ACCT1));
+    expect(first.action).toBe('recorded');
+    const second = await ok(event('invoice.payment_succeeded', inv, ACCT1));
+    expect(second).toMatchObject({ action: 'already_recorded', reason: 'duplicate_transaction_id', sale_id: first.sale_id, transaction_id: inv.id });
+    await countedOnce(inv.id, Number(first.sale_id));
+  });
+
+  it('both at the same moment: one records, the other answers already_recorded', async () => {
+    const { inv } = await renewal();
+    const [a, b] = await Promise.all([deliver(event('invoice.payment_succeeded', inv, ACCT1)), deliver(event('invoice.paid', inv, ACCT1))]);
+    expect(a.status, a.text).toBe(200);
+    expect(b.status, b.text).toBe(200);
+    const actions = [a.body.data.action, b.body.data.action].sort();
+    expect(actions).toEqual(['already_recorded', 'recorded']);
+    const recorded = [a, b].find((r) => r.body.data.action === 'recorded')!;
+    await countedOnce(inv.id, Number(recorded.body.data.sale_id));
+  });
+
+  it('an invoice the advertiser already reported through the sale endpoint is not counted again', async () => {
+    const { inv, clickId } = await renewal();
+    const reported = await sale(s, { transaction_id: inv.id, amount_cents: 3_000, click_id: clickId });
+    expect(reported.status, reported.text).toBe(200);
+    const data = await ok(event('invoice.paid', inv, ACCT1));
+    expect(data).toMatchObject({ action: 'already_recorded', sale_id: reported.body.data.sale_id });
+    await countedOnce(inv.id, Number(reported.body.data.sale_id));
+  });
+
+  it('invoice.paid of a fully credited cycle is ignored like invoice.payment_succeeded (amount_paid_not_positive)', async () => {
+    const clickId = await click(s);
+    const inv = invoice({ shape: 'parent', metadata: { reftrack_click_id: clickId }, amountPaid: 0 });
+    expect(await ok(event('invoice.paid', inv, ACCT1))).toMatchObject({ action: 'ignored', reason: 'amount_paid_not_positive' });
+    expect(await salesOf(inv.id)).toHaveLength(0);
   });
 });
 

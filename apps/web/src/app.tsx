@@ -1,18 +1,22 @@
 /** The dashboard shell: session, header, and the page for the current path. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { BRAND } from '@reftrack/contract';
+import { BRAND, sameOriginPath } from '@reftrack/contract';
 import { api, setSessionLostHandler } from './lib/api.js';
 import type { DashboardSession } from '@reftrack/contract';
 import { installLinkHandler, match, navigate, useLocation } from './lib/router.js';
 import { SignInPage } from './pages/sign-in.js';
 import { ProgramsPage } from './pages/programs.js';
 import { ProgramPage, PROGRAM_TABS, type ProgramTab } from './pages/program.js';
+import { AccessPage } from './pages/access.js';
+import { AuditLogPage, auditWorkspaces } from './pages/audit-log.js';
 import { Loading } from './components/ui.js';
 
 type SessionState = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; info: DashboardSession };
 
+/** After sign-in: back to the page asked for, when it is on this origin (never off-site). */
 function safeReturn(to: string | null): string {
-  return to && to.startsWith('/') && !to.startsWith('//') && to !== '/sign-in' ? to : '/programs';
+  const path = sameOriginPath(to, location.origin, '/programs');
+  return path === '/sign-in' || path.startsWith('/sign-in?') ? '/programs' : path;
 }
 
 export function App() {
@@ -69,6 +73,8 @@ export function App() {
   if (session.status === 'loading') page = <Loading what="your session" />;
   else if (!signedIn) page = <SignInPage onSignedIn={(info) => setSession({ status: 'signed-in', info })} />;
   else if (match('/programs', loc.path)) page = <ProgramsPage session={signedIn} />;
+  else if (match('/access', loc.path)) page = <AccessPage session={signedIn} />;
+  else if (match('/audit-log', loc.path)) page = <AuditLogPage session={signedIn} query={loc.query} />;
   else if ((programRoute = match('/programs/:id/:tab?', loc.path)) && /^\d+$/.test(programRoute.id)) {
     const tab = (programRoute.tab ?? 'settings') as ProgramTab;
     page = PROGRAM_TABS.some((t) => t.id === tab) ? <ProgramPage id={Number(programRoute.id)} tab={tab} query={loc.query} /> : <NotFound />;
@@ -93,6 +99,14 @@ export function App() {
               <a href="/programs" aria-current={loc.path.startsWith('/programs') ? 'page' : undefined}>
                 Programs
               </a>
+              <a href="/access" aria-current={loc.path === '/access' ? 'page' : undefined}>
+                Access
+              </a>
+              {auditWorkspaces(signedIn).length > 0 ? (
+                <a href="/audit-log" aria-current={loc.path === '/audit-log' ? 'page' : undefined}>
+                  Audit log
+                </a>
+              ) : null}
             </nav>
             <div class="who">
               <span class="email" title={signedIn.account.email}>

@@ -13,9 +13,14 @@ export const CLI_CODES = {
   network: 'network_error',
   timeout: 'timeout',
   invalidResponse: 'invalid_response',
+  notReftrackServer: 'not_reftrack_server',
   chainFailed: 'chain_failed',
+  /** `logout` removed the local token but could not revoke it on the server. */
+  notRevoked: 'not_revoked',
   configPermissions: 'config_permissions',
   interrupted: 'interrupted',
+  programNotFound: 'program_not_found',
+  cancelled: 'cancelled',
 } as const;
 
 export interface CliErrorInit {

@@ -16,9 +16,9 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 /** One line per code, shown by `reftrack --help` and mirrored in docs/cli.md. */
 export const EXIT_CODE_HELP = `Exit codes:
   0  success
-  1  failure (server error, network error, failed chain, expired login)
+  1  failure (server error, network error, failed chain, expired login, logout that could not revoke)
   2  usage error (unknown command or flag, missing or invalid value)
-  3  authentication: run \`${BRAND.cli} login\` (init, programs) or fix the program key (status, test-event)
+  3  authentication: run \`${BRAND.cli} login\` (init, programs, keys) or fix the program key (status, test-event)
   4  rate limited: wait for the time shown, then retry`;
 
 /** Exit code for an HTTP error status, before any code-specific refinement. */

@@ -8,6 +8,7 @@ import { BRAND } from '@reftrack/contract';
 import { CliError, usageError } from './cli-error.js';
 import { init, type InitFlags } from './commands/init/index.js';
 import type { KeyFlags } from './commands/key-flags.js';
+import { keysGenerate, type KeysFlags } from './commands/keys/index.js';
 import { login, type LoginFlags } from './commands/login/index.js';
 import { logout } from './commands/logout/index.js';
 import { programs } from './commands/programs/index.js';
@@ -29,6 +30,7 @@ const ENVIRONMENT_HELP = `Environment:
 const EXAMPLES_HELP = `Examples:
   $ ${cli} login
   $ ${cli} init --name "Acme" --domain acme.com --commission-type percent --commission-rate 20
+  $ ${cli} keys generate 3
   $ REFTRACK_API_KEY=aff_... ${cli} status
   $ REFTRACK_API_KEY=aff_... ${cli} test-event chain --json`;
 
@@ -96,7 +98,7 @@ export function buildProgram(jsonRequested: boolean): Command {
 
   program
     .command('logout')
-    .description('remove the stored login token from this machine')
+    .description('revoke the login token on the server that issued it and remove it from this machine')
     .addOption(jsonOption())
     .action(action<CommonFlags, []>((ctx) => logout(ctx)));
 
@@ -124,6 +126,16 @@ export function buildProgram(jsonRequested: boolean): Command {
     .addOption(baseUrlOption())
     .addOption(jsonOption())
     .action(action<CommonFlags, []>((ctx, flags) => programs(ctx, flags)));
+
+  const keys = program.command('keys').description('program keys, for a workspace owner (login token)');
+  keys
+    .command('generate')
+    .description('generate the program key and print it once: a first key at once; a new key replacing one that was shown after you confirm')
+    .addArgument(new Argument('<program-id>', `the program's id (\`${cli} programs\` lists them)`))
+    .option('-y, --yes', 'replace a key that was already shown without asking (for scripts)')
+    .addOption(baseUrlOption())
+    .addOption(jsonOption())
+    .action(action<KeysFlags, [string]>((ctx, id, flags) => keysGenerate(ctx, id, flags)));
 
   program
     .command('status')

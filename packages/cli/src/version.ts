@@ -1,4 +1,5 @@
-import pkg from '../package.json' with { type: 'json' };
+// Only the one field: the bundler keeps `version` and drops the rest of package.json.
+import { version } from '../package.json';
 
-export const CLI_VERSION: string = pkg.version;
+export const CLI_VERSION: string = version;
 export const USER_AGENT = `reftrack-cli/${CLI_VERSION} node/${process.version}`;

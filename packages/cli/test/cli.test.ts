@@ -52,7 +52,7 @@ describe('help, version and usage errors', () => {
   it('--help lists every command and documents the exit codes', async () => {
     const r = await runCli(['--help'], {});
     expect(r.code).toBe(0);
-    for (const cmd of ['login', 'logout', 'whoami', 'init', 'programs', 'status', 'test-event']) expect(r.stdout).toContain(cmd);
+    for (const cmd of ['login', 'logout', 'whoami', 'init', 'programs', 'keys', 'status', 'test-event']) expect(r.stdout).toContain(cmd);
     expect(r.stdout).toMatch(/Exit codes:\n\s+0\s+success\n\s+1\s+failure[^\n]*\n\s+2\s+usage[^\n]*\n\s+3\s+authentication[^\n]*\n\s+4\s+rate limited/);
   });
 
@@ -111,6 +111,7 @@ describe('login, whoami, init, programs, logout (scripted server)', () => {
       'GET /api/v1/cli/auth/poll': (_r, n) => ({ body: { success: true, data: n < 2 ? { status: 'pending', expires_at: new Date(Date.now() + 300_000).toISOString() } : { status: 'complete', token: 'login_tok', account: { email: 'owner@acme.test', name: 'Ada Owner' } } } }),
       'POST /api/v1/cli/init': () => ({ body: { success: true, data: { program, api_key_instructions: 'A workspace owner generates the key in the dashboard: Program settings → API key.', next_steps: ['Add the tracker'] } } }),
       'GET /api/v1/cli/programs': () => ({ body: { success: true, data: [program] } }),
+      'POST /api/v1/cli/auth/logout': () => ({ body: { success: true, data: { revoked: true, revoked_at: '2026-11-24T10:00:00.000Z' } } }),
     });
     const env = { REFTRACK_CONFIG_DIR: dir };
 
@@ -158,7 +159,9 @@ describe('login, whoami, init, programs, logout (scripted server)', () => {
     expect(table.stdout).toContain('aff_…IJ01');
 
     const out = await runCli(['logout', '--json'], env);
-    expect(json(out.stdout)).toMatchObject({ logged_out: true, base_url: s.baseUrl });
+    expect(out.code).toBe(0);
+    expect(json(out.stdout)).toEqual({ logged_out: true, revoked_on_server: true, revoked_at: '2026-11-24T10:00:00.000Z', base_url: s.baseUrl, config_path: file });
+    expect(s.requests.find((r) => r.path === '/api/v1/cli/auth/logout')!.headers.authorization).toBe('Bearer login_tok');
     expect(fs.readFileSync(file, 'utf8')).not.toContain('login_tok');
     expect((await runCli(['programs', '--json'], env)).code).toBe(3);
   });
@@ -212,6 +215,82 @@ describe('login, whoami, init, programs, logout (scripted server)', () => {
     expect(r.stderr).toContain('st_h');
     expect(r.stderr).not.toContain('⠋');
     expect(r.stdout).toContain('Logged in to');
+  });
+});
+
+describe('logout revokes the token on the server', () => {
+  const startRoute = () => ({ body: { success: true, data: { state: 's', login_url: 'http://127.0.0.1/l', expires_at: new Date(Date.now() + 300_000).toISOString(), poll_interval_seconds: 0.1 } } });
+  const pollRoute = () => ({ body: { success: true, data: { status: 'complete', token: 'tok_logout', account: { email: 'ada@acme.test', name: null } } } });
+
+  /** Logs in against a stub answering logout with `reply`; returns the stub and the login folder. */
+  async function loggedIn(name: string, reply?: Parameters<typeof startStub>[0][string]) {
+    const s = await stub({ 'POST /api/v1/cli/auth/start': startRoute, 'GET /api/v1/cli/auth/poll': pollRoute, ...(reply ? { 'POST /api/v1/cli/auth/logout': reply } : {}) });
+    const env = { REFTRACK_CONFIG_DIR: configDir(name) };
+    expect((await runCli(['login', '--no-browser', '--base-url', s.baseUrl], env)).code).toBe(0);
+    return { s, env };
+  }
+  const stored = (env: { REFTRACK_CONFIG_DIR: string }) => fs.readFileSync(path.join(env.REFTRACK_CONFIG_DIR, 'config.json'), 'utf8');
+
+  it('human: says the token was revoked on the server and removed here', async () => {
+    const { s, env } = await loggedIn('logout-ok', () => ({ body: { success: true, data: { revoked: true, revoked_at: '2026-11-24T10:00:00.000Z' } } }));
+    const r = await runCli(['logout'], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`Logged out of ${s.baseUrl}: the login token was revoked on the server and removed from ${path.join(env.REFTRACK_CONFIG_DIR, 'config.json')}.\n`);
+    expect(stored(env)).not.toContain('tok_logout');
+  });
+
+  it('a server that is down: the local token is removed, but the command says it was NOT revoked, how to revoke it, and exits 1', async () => {
+    const { s, env } = await loggedIn('logout-down');
+    const url = s.baseUrl;
+    await s.close();
+    stubs = [];
+    const r = await runCli(['logout', '--json'], env);
+    expect(r.code).toBe(1);
+    expect(json(r.stdout)).toMatchObject({ logged_out: true, revoked_on_server: false, revoked_at: null, base_url: url });
+    const event = JSON.parse(r.stderr.trim());
+    expect(event).toMatchObject({ event: 'error', code: 'not_revoked', exit_code: 1 });
+    expect(event.message).toContain(`NOT revoked on ${url}`);
+    expect(event.message).toContain('network_error');
+    expect(event.hint).toContain(`${url}/access`);
+    expect(event.hint).toContain('reftrack-server cli-tokens revoke --email ada@acme.test');
+    expect(stored(env)).not.toContain('tok_logout');
+    expect((await runCli(['whoami', '--json'], env)).code).toBe(3);
+  });
+
+  it('a server failure or an older server without the route: NOT revoked, exit 1, in human words on stderr', async () => {
+    for (const [name, reply] of [
+      ['logout-500', () => ({ status: 500, body: platformError(500, 'InternalServerError', 'Failed to revoke the login token (request_id: r1)') })],
+      ['logout-old', undefined],
+      ['logout-odd', () => ({ body: { success: true, data: { revoked: 'maybe' } } })],
+    ] as const) {
+      const { env } = await loggedIn(name, reply);
+      const r = await runCli(['logout'], env);
+      expect(r.code, name).toBe(1);
+      expect(r.stdout, name).toMatch(/^Logged out on this machine only: the login token was removed from /);
+      expect(r.stderr, name).toMatch(/^Error: not_revoked: The login token was NOT revoked on http:\/\/127\.0\.0\.1:\d+ \(/);
+      expect(r.stderr, name).toMatch(/Hint: Revoke it in the dashboard: http:\/\/127\.0\.0\.1:\d+\/access/);
+      expect(stored(env), name).not.toContain('tok_logout');
+    }
+  });
+
+  it('a token the server no longer accepts (401: expired or revoked elsewhere) has nothing left to revoke: exit 0', async () => {
+    const refused = () => ({ status: 401, body: platformError(401, 'UnauthorizedError', ERRORS.cliLogoutInvalidToken.message) });
+    const { env } = await loggedIn('logout-401', refused);
+    const r = await runCli(['logout', '--json'], env);
+    expect(r.code).toBe(0);
+    expect(json(r.stdout)).toMatchObject({ logged_out: true, revoked_on_server: false, revoked_at: null });
+    expect(stored(env)).not.toContain('tok_logout');
+    const { env: env2 } = await loggedIn('logout-401-human', refused);
+    const human = await runCli(['logout'], env2);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('the server no longer accepted the login token (expired or already revoked), so there was nothing to revoke there');
+    expect(human.stderr).toBe('');
+  });
+
+  it('not logged in: nothing to remove, nothing sent', async () => {
+    const r = await runCli(['logout', '--json'], { REFTRACK_CONFIG_DIR: configDir('logout-none') });
+    expect(r.code).toBe(0);
+    expect(json(r.stdout)).toMatchObject({ logged_out: false, revoked_on_server: false, base_url: null });
   });
 });
 
@@ -313,6 +392,37 @@ describe('status and test-event (program key)', () => {
     const r = await runCli(['status', '--json', '--base-url', url, '--api-key', KEY], {});
     expect(r.code).toBe(1);
     expect(json(r.stdout).error.code).toBe('network_error');
+  });
+
+  it('an address that is not a Reftrack server (a web page\'s 404) says so, naming the address', async () => {
+    const page = { status: 404, headers: { 'Content-Type': 'text/html; charset=utf-8' }, body: '<!doctype html><title>404 Not Found</title><h1>Not Found</h1>' };
+    const s = await stub({ 'GET /api/v1/cli/status': () => page, 'POST /api/v1/cli/test-event': () => page });
+    const r = await runCli(['status', '--json', '--base-url', s.baseUrl, '--api-key', KEY], {});
+    expect(r.code).toBe(1);
+    expect(json(r.stdout).error).toMatchObject({
+      code: 'not_reftrack_server',
+      status: 404,
+      message: `${s.baseUrl} does not look like a Reftrack server: GET /api/v1/cli/status answered HTTP 404 (text/html) without Reftrack's JSON envelope.`,
+    });
+    expect(json(r.stdout).error.hint).toContain('Check --base-url or REFTRACK_BASE_URL');
+    const human = await runCli(['test-event', 'chain', '--base-url', s.baseUrl], { REFTRACK_API_KEY: KEY });
+    expect(human.code).toBe(1);
+    expect(human.stderr).toContain(`${s.baseUrl} does not look like a Reftrack server`);
+    expect(human.stderr).not.toContain('without an error message');
+  });
+
+  it('a JSON 404 without the envelope and a 200 web page are not Reftrack answers either', async () => {
+    const s = await stub({
+      'GET /api/v1/cli/status': () => ({ status: 404, body: { message: 'Cannot GET /api/v1/cli/status' } }),
+      'GET /api/v1/cli/programs': () => ({ status: 200, headers: { 'Content-Type': 'text/html' }, body: '<!doctype html><title>Home</title>' }),
+    });
+    const status = await runCli(['status', '--json', '--base-url', s.baseUrl, '--api-key', KEY], {});
+    expect(json(status.stdout).error).toMatchObject({ code: 'not_reftrack_server', status: 404 });
+    fs.mkdirSync(configDir('not-reftrack'), { recursive: true });
+    fs.writeFileSync(path.join(configDir('not-reftrack'), 'config.json'), JSON.stringify({ login: { token: 'tok', account: { email: 'a@b.c', name: null }, base_url: s.baseUrl, logged_in_at: '2026-01-01T00:00:00.000Z' } }), { mode: 0o600 });
+    const programs = await runCli(['programs', '--json'], { REFTRACK_CONFIG_DIR: configDir('not-reftrack') });
+    expect(programs.code).toBe(1);
+    expect(json(programs.stdout).error).toMatchObject({ code: 'not_reftrack_server', status: 200, message: expect.stringContaining('answered HTTP 200 (text/html)') });
   });
 
   it('a 200 that is not a Reftrack answer exits 1 with invalid_response naming the field', async () => {

@@ -234,10 +234,76 @@ describe('reftrack against the real server', () => {
     expect(err.hint).toMatch(/REFTRACK_API_KEY/);
   });
 
-  it('logout removes the token; programs then asks to log in (exit 3)', async (ctx) => {
+  let cliKey = '';
+  it('keys generate: the first key of a program made by init comes at once, shown once, and works for status and the chain', async (ctx) => {
     requireCliRoutes(ctx);
+    const before = json((await runCli(['programs', '--json'], cliEnv)).stdout).programs.find((p: { id: number }) => p.id === createdId);
+    expect(before.api_key_revealed_at).toBeNull();
+    const human = await runCli(['programs'], cliEnv);
+    expect(human.stdout).toContain(`not generated (reftrack keys generate ${createdId})`);
+
+    const r = await runCli(['keys', 'generate', String(createdId), '--json'], cliEnv);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const doc = json(r.stdout);
+    expect(doc).toMatchObject({ program_id: createdId, replaced: false, note: 'Store this key now: it is shown only once.' });
+    cliKey = doc.api_key;
+    expect(cliKey).toMatch(/^aff_[A-Za-z0-9]{32,}$/);
+    expect(doc.api_token_masked).toContain(cliKey.slice(-4));
+
+    const status = await runCli(['status', '--json'], { ...cliEnv, REFTRACK_API_KEY: cliKey });
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    expect(json(status.stdout).program.id).toBe(createdId);
+    const chain = await runCli(['test-event', 'chain', '--json'], { ...cliEnv, REFTRACK_API_KEY: cliKey });
+    expect(chain.code, chain.stdout + chain.stderr).toBe(0);
+    const after = json((await runCli(['programs', '--json'], cliEnv)).stdout).programs.find((p: { id: number }) => p.id === createdId);
+    expect(after.api_key_revealed_at).not.toBeNull();
+  });
+
+  it('keys generate on a key that was shown asks first: without a terminal or --yes it changes nothing (exit 2)', async (ctx) => {
+    requireCliRoutes(ctx);
+    const r = await runCli(['keys', 'generate', String(createdId), '--json'], cliEnv);
+    expect(r.code).toBe(2);
+    const err = json(r.stdout).error;
+    expect(err.code).toBe('usage_error');
+    expect(err.message).toContain('already has a key that was shown');
+    expect(err.message).toContain('A new key stops it at once');
+    expect(err.hint).toContain('--yes');
+    expect((await runCli(['status', '--json'], { ...cliEnv, REFTRACK_API_KEY: cliKey })).code).toBe(0);
+  });
+
+  it('keys generate --yes replaces a shown key: the old one stops at once (exit 3 on status), the new one works', async (ctx) => {
+    requireCliRoutes(ctx);
+    const r = await runCli(['keys', 'generate', String(createdId), '--yes'], cliEnv);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain(`New key for program ${createdId} "Acme Two", shown only once:`);
+    expect(r.stdout).toContain('The previous key stopped working at this moment.');
+    const fresh = r.stdout.match(/aff_[A-Za-z0-9]{32,}/)![0];
+    expect(fresh).not.toBe(cliKey);
+    expect((await runCli(['status', '--json'], { ...cliEnv, REFTRACK_API_KEY: cliKey })).code).toBe(3);
+    expect((await runCli(['status', '--json'], { ...cliEnv, REFTRACK_API_KEY: fresh })).code).toBe(0);
+  });
+
+  it('keys generate names a program outside the account, and refuses a bad id as usage', async (ctx) => {
+    requireCliRoutes(ctx);
+    const missing = await runCli(['keys', 'generate', '999999', '--json'], cliEnv);
+    expect(missing.code).toBe(1);
+    expect(json(missing.stdout).error).toMatchObject({ code: 'program_not_found', message: `Program 999999 is not among the programs of owner@acme.test on ${baseUrl}.` });
+    const bad = await runCli(['keys', 'generate', 'abc', '--json'], cliEnv);
+    expect(bad.code).toBe(2);
+  });
+
+  it('logout revokes the token on the server and removes it here; programs then asks to log in (exit 3)', async (ctx) => {
+    requireCliRoutes(ctx);
+    const token = (JSON.parse(fs.readFileSync(path.join(cliEnv.REFTRACK_CONFIG_DIR, 'config.json'), 'utf8')) as { login: { token: string } }).login.token;
+    const before = await fetch(`${baseUrl}${ROUTES.cliPrograms.path}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(before.status).toBe(200);
     const out = await runCli(['logout', '--json'], cliEnv);
-    expect(json(out.stdout)).toMatchObject({ logged_out: true });
+    expect(out.code, out.stdout + out.stderr).toBe(0);
+    expect(json(out.stdout)).toMatchObject({ logged_out: true, revoked_on_server: true, revoked_at: expect.any(String), base_url: baseUrl });
+    // The token is refused by the server now, not only forgotten by the CLI.
+    const after = await fetch(`${baseUrl}${ROUTES.cliPrograms.path}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(after.status).toBe(401);
+    expect(((await after.json()) as { error: { message: string } }).error.message).toBe(ERRORS.cliProgramsInvalidToken.message);
     const r = await runCli(['programs', '--json'], cliEnv);
     expect(r.code).toBe(3);
     expect(json(r.stdout).error.code).toBe('not_logged_in');

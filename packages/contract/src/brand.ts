@@ -13,6 +13,8 @@ export const BRAND = {
   programKeyPrefix: 'aff_',
   agentKeyPrefix: 'agt_',
   clickIdPrefix: 'clk_',
+  /** A processor connection's intake address id: POST /api/v1/webhooks/stripe/whe_… */
+  webhookEndpointPrefix: 'whe_',
   /** Path of the error reference page below PUBLIC_BASE_URL; `docs_url` = base + this. */
   docsErrorsPath: '/docs/errors',
 } as const;

@@ -3,7 +3,7 @@
  * on the spec's types: the server's handlers are typed with them and the web app reads them, so
  * the two cannot drift apart unnoticed.
  */
-import type { Role } from './limits.js';
+import type { AgentScope, Role } from './limits.js';
 import type { Program, ReferralLink } from './types.js';
 
 export interface DashboardAccount {
@@ -27,6 +27,11 @@ export interface DashboardSession {
 /** A program with what every authenticated reader of it sees besides 2.1's fields. */
 export interface ProgramView extends Program {
   advertiser_id: number | null;
+  /**
+   * When the current key was shown in full (generated and returned), or null: the key made with the
+   * program was never shown (5.1), so generating one replaces nothing anybody has deployed.
+   */
+  api_key_revealed_at: string | null;
   key_rotation: { marked_at: string; rotate_by: string } | null;
   created_at: string;
   updated_at: string;
@@ -71,5 +76,37 @@ export interface PaymentsConnection {
   connected: boolean;
   stripe_account_id: string | null;
   webhook_secret_set: boolean;
+  /** The shared intake address (kept for earlier clients); prefer `intake_url`. */
   webhook_url: string;
+  /**
+   * This connection's own intake address (`…/api/v1/webhooks/stripe/whe_…`), the one to give Stripe;
+   * null while not connected. Kept when the secret or account changes; a new one after disconnect
+   * and connect.
+   */
+  intake_url: string | null;
+}
+
+/**
+ * /api/dashboard/cli-tokens: a login token of the signed-in account (`reftrack login`), never the
+ * token or its hash. `label` is the User-Agent of the CLI that received it.
+ */
+export interface DashboardCliToken {
+  id: number;
+  label: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+/** /api/dashboard/workspaces/:id/agent-keys: an agent key of the workspace (owners), masked. */
+export interface DashboardAgentKey {
+  id: number;
+  workspace_id: number;
+  name: string | null;
+  scopes: AgentScope[];
+  key_masked: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
 }

@@ -5,7 +5,7 @@
 import { BRAND } from './brand.js';
 import { LIMITS } from './limits.js';
 
-/** `name` of the platform envelope, by HTTP status (7.1). 413 and 415 are ours (not in the spec). */
+/** `name` of the platform envelope, by HTTP status (7.1). 405, 413, 415, 421, 429, 431 and 503 are ours (not in the spec). */
 export const STATUS_NAMES: Record<number, string> = {
   400: 'BadRequestError',
   401: 'UnauthorizedError',
@@ -15,6 +15,8 @@ export const STATUS_NAMES: Record<number, string> = {
   409: 'ConflictError',
   410: 'GoneError',
   413: 'PayloadTooLargeError',
+  415: 'UnsupportedMediaTypeError',
+  421: 'MisdirectedRequestError',
   422: 'UnprocessableEntityError',
   429: 'TooManyRequestsError',
   431: 'RequestHeaderFieldsTooLargeError',
@@ -81,6 +83,8 @@ export const ERRORS = {
   routeNotFound: p(404, 'Not found'),
   methodNotAllowed: p(405, 'Method not allowed'),
   internal: p(500, 'Internal server error'),
+  hostNotAllowed: p(421, 'This server does not answer for that Host. Use its public address (PUBLIC_BASE_URL), or have the operator add the name to ALLOWED_HOSTS.'),
+  jsonContentTypeRequired: p(415, 'Content-Type must be application/json'),
   serviceUnavailable: p(503, 'Service temporarily unavailable. Retry shortly.'),
 
   // 5.5 retired key (typed, every endpoint a program key authenticates)
@@ -163,6 +167,10 @@ export const ERRORS = {
   cliPollNotFound: p(404, 'Session not found'),
   cliPollConsumed: p(400, 'Session already consumed'),
   cliPollFailed: p(500, 'Failed to poll auth session (request_id: {request_id})'),
+  // Ours (additive): POST /api/v1/cli/auth/logout revokes the login token it is sent.
+  cliLogoutMissingAuth: p(401, 'Missing Authorization header. Send the login token to revoke as Bearer <token>.'),
+  cliLogoutInvalidToken: p(401, 'Unknown or expired login token: there is nothing to revoke.'),
+  cliLogoutFailed: p(500, 'Failed to revoke the login token (request_id: {request_id})'),
   cliInitAuthRequired: p(401, `Authentication required — run \`${cli} login\` first`),
   cliInitInvalidToken: p(401, `Invalid or expired token — run \`${cli} login\` again`),
   cliInitUserNotFound: p(401, `User not found — run \`${cli} login\` again`),
@@ -184,11 +192,19 @@ export const ERRORS = {
   cliChainCap: t(429, 'rate_limited', `Too many synthetic chains (max ${LIMITS.syntheticChainsPerHour}/program/hour).`),
   cliChainFailed: p(500, 'Failed to run synthetic chain (request_id: {request_id})'),
   cliTestEventFailed: p(500, 'Failed to process test event (request_id: {request_id})'),
+  // POST /api/v1/cli/programs/:id/key (design: `reftrack keys generate`): the dashboard's key route for the login token.
+  cliProgramKeyReplaceInvalid: p(400, 'replace must be true or false'),
+  cliProgramKeyAlreadyShown: p(409, 'This program\'s key was already shown once. A new key stops it at once: send replace: true to replace it.'),
+  cliProgramKeyFailed: p(500, 'Failed to generate the program key (request_id: {request_id})'),
+  // The demo shop of `start --demo` (design): POST /demo/shop/signup and /demo/shop/buy.
+  demoShopInput: p(400, 'The demo shop needs the click id to sign up, and the customer key from the sign-up to buy'),
   cliStripeConnectRetired: p(410, 'This endpoint is retired. Connect the payment processor in the dashboard: Program settings → Payments.'),
 
   // Sign-in and dashboard sessions (design: identity)
   idTokenRequired: p(400, 'id_token is required'),
   idTokenInvalid: p(401, 'Invalid or expired id_token'),
+  idTokenReplayed: p(401, 'This id_token was already used to sign in; sign in again'),
+  idTokenNonceMismatch: p(401, 'This id_token was not issued for this sign-in (its nonce is missing or different); sign in again'),
   accountBlocked: p(403, 'Your account has been suspended.'),
   sessionRequired: p(401, 'Sign in required'),
   programKeyNotAccepted: p(401, 'A program key is not accepted here; sign in to the dashboard'),
@@ -199,9 +215,12 @@ export const ERRORS = {
   programNotFound: p(404, 'Program not found'),
   partnerNotFound: p(404, 'Partner not found'),
   linkNotFound: p(404, 'Referral link not found'),
+  cliTokenNotFound: p(404, 'CLI token not found'),
+  agentKeyNotFound: p(404, 'Agent key not found'),
   programIdInvalid: p(400, 'programId must be a positive integer'),
   programNameInvalid: p(400, 'name must be a non-empty string of at most 200 characters'),
   programDomainInvalid: p(400, 'domain must be a host name such as example.com'),
+  percentRateTooHigh: p(400, `commission_rate of a percent commission type must be at most ${LIMITS.percentCommissionRateMax}`),
   attributionWindowInvalid: p(400, 'attribution_window_days must be an integer from 1 to 365'),
   leadAuthInvalid: p(400, 'lead_auth must be server_required or browser_allowed'),
   noFieldsToUpdate: p(400, 'No updatable fields given'),
@@ -231,10 +250,19 @@ export const ERRORS = {
   agentProgramKeyRefused: p(401, 'A program key cannot be used on agent endpoints; use an agent key (agt_...)'),
   agentScopeMissing: p(403, 'This agent key lacks the {scope} scope'),
 
-  // 6.1 payment-processor intake (POST /api/v1/webhooks/stripe)
+  // 6.1 payment-processor intake (POST /api/v1/webhooks/stripe and /api/v1/webhooks/stripe/:endpointId)
   stripeSignatureMissing: p(400, 'Missing Stripe-Signature header'),
   stripeSignatureInvalid: p(400, 'Invalid Stripe signature: no connected program\'s signing secret verifies this event'),
   stripeEventInvalid: p(400, 'Invalid Stripe event: id, type and data.object are required'),
+  stripeEndpointNotFound: p(404, 'Unknown Stripe intake address. Copy the current webhook URL (intake_url) from the program\'s Payments page; it changes when Stripe is disconnected and connected again.'),
+  stripeEventUnrouted: p(
+    400,
+    'This event names no connected program: neither its account nor its metadata.program_id matches a connection. Send events to the connection\'s own intake address (intake_url on the program\'s Payments page).',
+  ),
+  stripeAccountAmbiguous: p(
+    400,
+    'Several programs are connected to this event\'s account and its metadata.program_id names none of them. Send events to each connection\'s own intake address (intake_url on the program\'s Payments page).',
+  ),
   stripeWebhookFailed: p(500, 'Stripe webhook processing failed'),
 } as const satisfies Record<string, ErrorSpec>;
 

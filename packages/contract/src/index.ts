@@ -4,3 +4,7 @@ export * from './errors.js';
 export * from './routes.js';
 export * from './types.js';
 export * from './dashboard.js';
+export * from './urls.js';
+export * from './events.js';
+export * from './snippet.js';
+export * from './stripe.js';

@@ -11,12 +11,31 @@ export const LIMITS = {
     agent: { points: 120, durationSeconds: 60, per: 'key' },
     /** Not in the spec: dashboard API per signed-in client address. */
     dashboard: { points: 300, durationSeconds: 60, per: 'ip' },
+    /**
+     * Not in the spec: the Stripe intake (docs/stripe.md), per intake address (a connection's own
+     * endpoint id; the shared address and unknown ids count per client address). 3,000 a minute is
+     * 50 events a second held for a whole minute, more than one Stripe account sends outside a bulk
+     * operation, and a refusal only delays an event (Stripe retries); it bounds the signature checks
+     * one address can cause to 50 a second (each at most one HMAC over 512 KiB, about 1.5 ms).
+     */
+    stripeWebhook: { points: 3000, durationSeconds: 60, per: 'endpoint' },
   },
   syntheticChainsPerHour: 10,
   attributionWindowDaysDefault: 60,
   occurredAtMaxAgeDays: 30,
   occurredAtMaxFutureSeconds: 5 * 60,
   providerPaymentIdMaxLength: 255,
+  /**
+   * Largest `amount_cents` of a sale (docs/security.md, "Amounts"): 10^12 minor units
+   * (10,000,000,000.00 USD or EUR; 1,000,000,000,000 VND). A larger amount answers the spec's own
+   * 400 `amount_cents is required and must be a positive integer`. The bound keeps every amount,
+   * commission and running total an exact integer in JavaScript numbers and in both databases.
+   */
+  maxAmountMinor: 1_000_000_000_000,
+  /** Largest `commission_rate` of the percent types (10× the sale), so a commission stays exact. */
+  percentCommissionRateMax: 1000,
+  /** Largest `commission_rate` of the fixed types, in major units of the sale's currency. */
+  fixedCommissionRateMax: 1_000_000_000,
   cliLoginSessionSeconds: 5 * 60,
   eventListingWindowMultiplier: 3,
   eventListingDefaultPageSize: 10,
@@ -25,6 +44,8 @@ export const LIMITS = {
   maxJsonBodyBytes: 64 * 1024,
   programKeyRandomLength: 40,
   clickIdRandomLength: 24,
+  /** Random base62 characters of a Stripe connection's intake address id (`whe_…`, ~190 bits). */
+  webhookEndpointIdRandomLength: 32,
   maskedKeyVisibleChars: 4,
 } as const;
 
@@ -62,7 +83,7 @@ export type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
 export const ROLES = ['owner', 'member', 'restricted'] as const;
 export type Role = (typeof ROLES)[number];
 
-export const PERMISSIONS = ['programs:read', 'programs:write', 'keys:manage', 'partners:read', 'partners:write', 'payments:write', 'tracking:list'] as const;
+export const PERMISSIONS = ['programs:read', 'programs:write', 'keys:manage', 'partners:read', 'partners:write', 'payments:write', 'tracking:list', 'agent_keys:manage', 'audit:read'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {

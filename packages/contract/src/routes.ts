@@ -29,15 +29,22 @@ export const ROUTES = {
   cliAuthStart: r('POST', '/api/v1/cli/auth/start', 'none', '4.7', 'cli'),
   cliAuthCallback: r('POST', '/api/v1/cli/auth/callback', 'none', '4.7', 'cli'),
   cliAuthPoll: r('GET', '/api/v1/cli/auth/poll', 'none', '4.7', 'cli'),
+  /** Ours (additive): `reftrack logout` revokes its login token on the server. */
+  cliAuthLogout: r('POST', '/api/v1/cli/auth/logout', 'login_token', '4.7', 'cli'),
   cliInit: r('POST', '/api/v1/cli/init', 'login_token', '4.7', 'cli'),
   cliPrograms: r('GET', '/api/v1/cli/programs', 'login_token', '4.7', 'cli'),
   cliStatus: r('GET', '/api/v1/cli/status', 'program_key', '4.7', 'cli'),
   cliTestEvent: r('POST', '/api/v1/cli/test-event', 'program_key', '4.7', 'cli'),
   cliStripeConnect: r('POST', '/api/v1/cli/stripe-connect', 'none', '4.7', 'cli'),
+  /** Design (4.8 leaves the key route open): generate or replace a program key with the login token, owner only. */
+  cliProgramKey: r('POST', '/api/v1/cli/programs/:id/key', 'login_token', 'design', 'cli'),
   agentPrograms: r('GET', '/api/agent/v1/programs', 'agent_key', '4.8', 'agent'),
   agentProgram: r('GET', '/api/agent/v1/programs/:id', 'agent_key', '4.8', 'agent'),
   agentProgramUpdate: r('PATCH', '/api/agent/v1/programs/:id', 'agent_key', '4.8', 'agent'),
-  stripeWebhook: r('POST', '/api/v1/webhooks/stripe', 'none', '6.1'),
+  /** The shared intake: checks at most one connection's secret (docs/stripe.md). */
+  stripeWebhook: r('POST', '/api/v1/webhooks/stripe', 'none', '6.1', 'stripeWebhook'),
+  /** A connection's own intake address (recommended): checks exactly that connection's secret. */
+  stripeWebhookEndpoint: r('POST', '/api/v1/webhooks/stripe/:endpointId', 'none', '6.1', 'stripeWebhook'),
   healthz: r('GET', '/healthz', 'none', 'design'),
   errorDocs: r('GET', '/docs/errors', 'none', '7'),
 } as const satisfies Record<string, RouteSpec>;

@@ -240,6 +240,12 @@ export interface CliAuthPollResponse {
   data: CliAuthPollData;
 }
 
+/** POST /api/v1/cli/auth/logout (ours): the login token sent as Bearer is revoked; answered again if it already was. */
+export interface CliAuthLogoutResponse {
+  success: true;
+  data: { revoked: true; revoked_at: string };
+}
+
 export interface CliInitRequest {
   name: string;
   domain: string;
@@ -262,7 +268,26 @@ export interface CliInitResponse {
 
 export interface CliProgramsResponse {
   success: true;
-  data: Array<Program & { advertiser_id: number }>;
+  /** `api_key_revealed_at` as in ProgramView (absent from servers before it existed). */
+  data: Array<Program & { advertiser_id: number; api_key_revealed_at?: string | null }>;
+}
+
+/** POST /api/v1/cli/programs/:id/key. Without `replace: true` a key that was already shown is kept (409). */
+export interface CliProgramKeyRequest {
+  replace?: boolean;
+}
+
+export interface CliProgramKeyResponse {
+  success: true;
+  data: {
+    program_id: number;
+    /** The whole key: shown in this answer only. */
+    api_key: string;
+    api_token_masked: string | null;
+    /** Whether a key that had been shown was replaced (it stopped working at this moment). */
+    replaced: boolean;
+    note: string;
+  };
 }
 
 export interface CliStatusResponse {

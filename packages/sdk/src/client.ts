@@ -1,7 +1,7 @@
 /** The `Reftrack` client: one method per tracking call of spec part 4. */
 import { ERROR_CODES, ERRORS, ROUTES } from '@reftrack/contract';
 import type { ClickRequest, ClickResponse, LeadRequest, LeadResponse, ReadinessResponse, RefundRequest, RefundResponse, SaleRequest, SaleResponse, TestSaleData } from '@reftrack/contract';
-import { AuthenticationError, ConflictError, InvalidRequestError } from './errors.js';
+import { APIError, AuthenticationError, ConflictError, InvalidRequestError } from './errors.js';
 import { assertKnownKeys, assertPlainObject, resolveClientOptions, resolveRequestOptions, type ReftrackOptions, type RequestOptions } from './options.js';
 import { RequestSender, type ApiResponse } from './request-sender.js';
 import { matchTemplate } from './templates.js';
@@ -127,13 +127,22 @@ export class Reftrack {
     } catch (error) {
       if (error instanceof ConflictError && error.code === ERROR_CODES.duplicateTransaction) {
         const saleId = error.details.sale_id;
-        return {
-          requestId: error.requestId,
-          warnings: error.warnings,
-          duplicate: true,
-          saleId: typeof saleId === 'number' ? saleId : null,
-          transactionId: params.invoiceId,
-        };
+        // 4.3 rule 3: the 409 names the recorded sale. Without it the answer did not come from a
+        // Reftrack server as documented (a proxy rewrote it?): say so instead of returning a hole.
+        if (typeof saleId !== 'number' || !Number.isSafeInteger(saleId) || saleId < 1) {
+          throw new APIError({
+            status: error.status,
+            code: error.code,
+            message: `The server answered 409 ${ERROR_CODES.duplicateTransaction} without a sale id (error.details.sale_id should be a positive integer, got ${JSON.stringify(saleId) ?? 'nothing'}). The sale is recorded; check that baseUrl points at a Reftrack server.`,
+            requestId: error.requestId,
+            details: error.details,
+            headers: error.headers,
+            raw: error.raw,
+            warnings: error.warnings,
+            cause: error,
+          });
+        }
+        return { requestId: error.requestId, warnings: error.warnings, duplicate: true, saleId, transactionId: params.invoiceId };
       }
       throw error;
     }

@@ -151,6 +151,18 @@ export function readBodyWarnings(body: unknown): RotationWarning[] {
   return body.warnings.filter((w): w is RotationWarning => isRecord(w) && typeof w.code === 'string' && typeof w.message === 'string');
 }
 
+/**
+ * The message of an answer without either envelope. Every Reftrack answer carries one, so below
+ * 500 such an answer means baseUrl names another server (a website's 404 page, a dev server):
+ * say that, with the address, rather than an HTTP status the person cannot act on. A 5xx without
+ * one usually comes from a proxy in front of a Reftrack server that is down.
+ */
+function withoutEnvelope(status: number, headers: Record<string, string>, baseUrl: string): string {
+  const type = headers['content-type']?.split(';')[0]?.trim() || 'no content type';
+  if (status >= 500) return `Unexpected response from the Reftrack API (HTTP ${status}, ${type}, without Reftrack's error envelope: a proxy in front of ${baseUrl} may have answered)`;
+  return `${baseUrl} does not look like a Reftrack server: it answered HTTP ${status} (${type}) without Reftrack's error envelope. Check baseUrl or REFTRACK_BASE_URL.`;
+}
+
 export interface ErrorResponse {
   status: number;
   body: unknown;
@@ -166,8 +178,7 @@ export function errorFromResponse({ status, body, headers, baseUrl }: ErrorRespo
   const requestId = headers[HEADERS.requestId.toLowerCase()] ?? null;
   const envelope = isRecord(body) && isRecord(body.error) ? body.error : null;
   const code = typeof envelope?.code === 'string' ? envelope.code : null;
-  const message =
-    typeof envelope?.message === 'string' ? envelope.message : `Unexpected response from the Reftrack API (HTTP ${status})`;
+  const message = typeof envelope?.message === 'string' ? envelope.message : withoutEnvelope(status, headers, baseUrl);
 
   // The platform envelope carries `details`; the typed one puts its extras (hint, docs_url,
   // retry_after_seconds, ...) beside code and message, so those become the details.

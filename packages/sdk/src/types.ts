@@ -64,11 +64,12 @@ export type TrackSaleParams = {
 
 /**
  * `duplicate: true` is the 409 of 4.3 rule 3: a sale was already recorded under this invoiceId
- * (by an earlier call or an earlier attempt of this one). It is a success.
+ * (by an earlier call or an earlier attempt of this one). It is a success, and `saleId` is always
+ * the id of the recorded sale (a 409 without it is not a Reftrack answer: the SDK throws `APIError`).
  */
 export type TrackSaleResult =
   | (ResultMeta & { duplicate: false; data: SaleResponse['data'] })
-  | (ResultMeta & { duplicate: true; saleId: number | null; transactionId: string });
+  | (ResultMeta & { duplicate: true; saleId: number; transactionId: string });
 
 export interface TrackRefundParams {
   /** The `invoiceId` the sale was reported with. */

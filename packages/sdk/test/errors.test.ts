@@ -122,3 +122,29 @@ describe('over the wire', () => {
     await expect(new Reftrack({ apiKey: 'aff_x', baseUrl: server.url, maxRetries: 0 }).sendTestSale()).rejects.toBeInstanceOf(APIError);
   });
 });
+
+describe('an address that is not a Reftrack server', () => {
+  let server: ScriptedServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('says so, naming baseUrl, when a web page answers 404', async () => {
+    server = await startScriptedServer([{ status: 404, raw: '<!doctype html><title>Not found</title>', headers: { 'content-type': 'text/html; charset=utf-8' } }]);
+    const error = await new Reftrack({ apiKey: 'aff_x', baseUrl: server.url, maxRetries: 0 }).trackSale({ invoiceId: 'in_1', amount: 100, customerExternalId: 'u' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect((error as Error).message).toBe(`${server!.url} does not look like a Reftrack server: it answered HTTP 404 (text/html) without Reftrack's error envelope. Check baseUrl or REFTRACK_BASE_URL.`);
+  });
+
+  it('says so for a 200 that is not JSON', async () => {
+    server = await startScriptedServer([{ status: 200, raw: '<!doctype html><title>Home</title>', headers: { 'content-type': 'text/html' } }]);
+    const error = await new Reftrack({ apiKey: 'aff_x', baseUrl: server.url, maxRetries: 0 }).readiness().catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/does not look like a Reftrack server: it answered HTTP 200 \(text\/html\)/);
+  });
+
+  it('blames a proxy, not the address, for a 5xx without the envelope', () => {
+    const error = errorFromResponse({ status: 502, body: 'Bad Gateway', headers: { 'content-type': 'text/plain' }, baseUrl: BASE });
+    expect(error.message).toBe(`Unexpected response from the Reftrack API (HTTP 502, text/plain, without Reftrack's error envelope: a proxy in front of ${BASE} may have answered)`);
+  });
+});

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERRORS, ROUTES } from '@reftrack/contract';
-import { Reftrack, SDK_VERSION } from '../src/index.js';
+import { APIError, Reftrack, SDK_VERSION } from '../src/index.js';
 import { platformError, startScriptedServer, type ScriptedServer } from './helpers/scripted-server.js';
 
 const KEY = 'aff_testkey0123456789abcdefghijklmnop';
@@ -76,6 +76,18 @@ describe('trackSale', () => {
     server = await startScriptedServer([{ status: 409, body: platformError(ERRORS.saleDuplicate, {}, { sale_id: 99 }) }]);
     const result = await client(server.url).trackSale({ customerExternalId: 'user_42', amount: 500, invoiceId: 'in_dup' });
     expect(result).toEqual({ duplicate: true, saleId: 99, transactionId: 'in_dup', requestId: 'req_1', warnings: [] });
+    expect(server.received).toHaveLength(1);
+  });
+
+  it.each([
+    ['missing', {}],
+    ['null', { sale_id: null }],
+    ['a string', { sale_id: '99' }],
+  ])('throws APIError when the 409 duplicate carries no numeric sale id (%s)', async (_what, details) => {
+    server = await startScriptedServer([{ status: 409, body: platformError(ERRORS.saleDuplicate, {}, details) }]);
+    const call = client(server.url).trackSale({ customerExternalId: 'user_42', amount: 500, invoiceId: 'in_dup' });
+    await expect(call).rejects.toBeInstanceOf(APIError);
+    await expect(call).rejects.toThrow(/without a sale id \(error\.details\.sale_id should be a positive integer/);
     expect(server.received).toHaveLength(1);
   });
 });

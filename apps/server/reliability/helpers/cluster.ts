@@ -9,10 +9,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
 import type { Fixture } from '../../src/seed/fixture.js';
 
 const MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'main.js');
 const run = promisify(execFile);
+/**
+ * The encryption key of spawned servers unless a test sets its own: without one, a server on
+ * PostgreSQL would keep a development key file under ./.reftrack/ of the working directory.
+ */
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -43,7 +49,7 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
   const port = await freePort();
   const chunks: string[] = [];
   const child = spawn(process.execPath, [MAIN, 'start'], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...process.env, LOG_LEVEL: 'info', ENCRYPTION_KEY, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (d: Buffer) => chunks.push(d.toString()));

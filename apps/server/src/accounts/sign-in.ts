@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { insertId } from '../db/insert-id.js';
 import { ERRORS, ERROR_CODES } from '@reftrack/contract';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../api-error.js';
 import { bool, isUniqueViolation } from '../db/knex.js';
 import type { Identity } from '../auth/id-token.js';
 

@@ -1,16 +1,18 @@
 /**
  * Dashboard sessions: an httpOnly, SameSite=Lax cookie (Secure on HTTPS) holding a random token,
- * stored only as its SHA-256 hash, expiring after DASHBOARD_SESSION_DAYS. Mutating routes refuse
- * cross-site requests. A program key is never accepted here.
+ * stored only as its SHA-256 hash, expiring after DASHBOARD_SESSION_DAYS. Every state-changing
+ * request that creates, uses or ends a session must be same-origin JSON (`sessionWriteGuard`).
+ * A program key is never accepted here.
  */
 import { randomBytes } from 'node:crypto';
-import type { Context, Next } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import { BRAND, DASHBOARD_SESSION_COOKIE, DASHBOARD_SESSION_DAYS, ERRORS } from '@reftrack/contract';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../api-error.js';
 import { bool, type Db } from '../db/knex.js';
 import { sha256Hex } from './secret-hash.js';
 import { bearerToken } from './bearer.js';
 import { accountBlocked } from '../accounts/sign-in.js';
+import type { DashboardOrigins } from '../http/origins.js';
 
 export interface SessionAccount {
   sessionId: number;
@@ -71,29 +73,49 @@ export async function readSession(db: Db, token: string | undefined, now: number
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * A browser marks cross-site requests with `Sec-Fetch-Site` and `Origin`; mutating requests from
- * another origin are refused, so a session cookie cannot be ridden by a foreign page.
+ * A browser marks cross-site requests with `Sec-Fetch-Site` and `Origin`. Only the dashboard's own
+ * origins count (http/origins.ts): another port of the same host, or a sibling subdomain, is
+ * "same-site" to the browser — it would carry the SameSite=Lax cookie — but not the same origin.
+ * A client that sends neither header is not a browser acting for someone else (curl, scripts).
  */
-function isCrossSite(ctx: Context, publicBaseUrl: string): boolean {
+function isCrossSite(ctx: Context, origins: DashboardOrigins): boolean {
   const site = ctx.get('sec-fetch-site');
-  if (site === 'cross-site') return true;
+  if (site === 'cross-site' || site === 'same-site') return true;
   const origin = ctx.get('origin');
-  if (!origin) return false;
-  const allowed = new Set([new URL(publicBaseUrl).origin, `${ctx.protocol}://${ctx.host}`]);
-  return !allowed.has(origin);
+  return origin !== '' && !origins.allows(origin);
 }
 
-export function requireSession(db: Db, publicBaseUrl: string, now: () => number) {
+/**
+ * Login CSRF and session riding: a state-changing request that creates, uses or ends a dashboard
+ * session must come from the dashboard's own origin and carry `Content-Type: application/json`.
+ * A cross-site HTML form can only send `text/plain`, `multipart/form-data` or
+ * `application/x-www-form-urlencoded`, and a cross-site `fetch` with a JSON body needs a CORS
+ * preflight that this server never grants — so a foreign page can neither sign a visitor in as
+ * the attacker nor act with the visitor's cookie.
+ */
+export function sessionWriteGuard(origins: DashboardOrigins): Middleware {
+  return async function sameOriginJson(ctx: Context, next: Next): Promise<void> {
+    if (!SAFE_METHODS.has(ctx.method)) {
+      if (isCrossSite(ctx, origins)) throw new ApiError(ERRORS.crossSiteRefused);
+      if (ctx.request.type.trim().toLowerCase() !== 'application/json') throw new ApiError(ERRORS.jsonContentTypeRequired);
+    }
+    await next();
+  };
+}
+
+export function requireSession(db: Db, origins: DashboardOrigins, now: () => number) {
+  const guard = sessionWriteGuard(origins);
   return async function sessionGate(ctx: Context, next: Next): Promise<void> {
     const token = bearerToken(ctx.get('authorization'));
     if (token && !ctx.cookies.get(DASHBOARD_SESSION_COOKIE)) {
       throw new ApiError(token.startsWith(BRAND.programKeyPrefix) ? ERRORS.programKeyNotAccepted : ERRORS.sessionRequired);
     }
-    if (!SAFE_METHODS.has(ctx.method) && isCrossSite(ctx, publicBaseUrl)) throw new ApiError(ERRORS.crossSiteRefused);
-    const session = await readSession(db, ctx.cookies.get(DASHBOARD_SESSION_COOKIE), now());
-    if (session === 'blocked') throw accountBlocked();
-    if (!session) throw new ApiError(ERRORS.sessionRequired);
-    ctx.state.account = session;
-    await next();
+    await guard(ctx, async () => {
+      const session = await readSession(db, ctx.cookies.get(DASHBOARD_SESSION_COOKIE), now());
+      if (session === 'blocked') throw accountBlocked();
+      if (!session) throw new ApiError(ERRORS.sessionRequired);
+      ctx.state.account = session;
+      await next();
+    });
   };
 }

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import type { Knex } from 'knex';
 import type { Config } from '../config.js';
+import { sha256Hex } from './secret-hash.js';
 
 export interface Identity {
   email: string;
@@ -15,9 +16,20 @@ export interface Identity {
   subject: string;
 }
 
+/** A verified id_token: who it names, and what the sign-in step checks before accepting it once. */
+export interface VerifiedIdToken {
+  identity: Identity;
+  /** The `nonce` claim, for a sign-in that sent one (auth/nonce.ts); null when absent. */
+  nonce: string | null;
+  /** What makes the token single-use (auth/id-token-use.ts): the issuer and `jti`, else the whole token. */
+  useKey: string;
+  /** The token's `exp` in epoch milliseconds: it is remembered as used until then. */
+  expiresAt: number;
+}
+
 export interface IdentityProvider {
   kind: 'oidc' | 'development';
-  verify(idToken: string): Promise<Identity | undefined>;
+  verify(idToken: string): Promise<VerifiedIdToken | undefined>;
 }
 
 export const DEV_AUDIENCE = 'reftrack';
@@ -42,14 +54,33 @@ export async function signDevToken(db: Knex, email: string, name?: string): Prom
     .setSubject(email.toLowerCase())
     .setIssuedAt()
     .setExpirationTime(`${DEV_TOKEN_MINUTES}m`)
+    // Each token is single-use by its jti; two tokens for one e-mail in the same second must differ.
+    .setJti(randomBytes(16).toString('base64url'))
     .sign(await devSecret(db));
 }
 
-function identityOf(payload: JWTPayload): Identity | undefined {
+/**
+ * The key a token is remembered by once used: its issuer and `jti` when it has one, else the
+ * SHA-256 of its signed part (header and payload). Not of the whole token: an ECDSA signature can
+ * be rewritten into another valid one, which would make the same token look new.
+ */
+export function idTokenUseKey(payload: JWTPayload, idToken: string): string {
+  if (typeof payload.jti === 'string' && payload.jti !== '') return sha256Hex(`jti\n${payload.iss ?? ''}\n${payload.jti}`);
+  return sha256Hex(`token\n${idToken.split('.', 2).join('.')}`);
+}
+
+function verified(payload: JWTPayload, idToken: string): VerifiedIdToken | undefined {
   const email = typeof payload.email === 'string' ? payload.email.trim().toLowerCase() : '';
   // An unverified address could be anyone's; only a verified one names an account.
   if (!email || payload.email_verified === false || !/^[^@\s]+@[^@\s]+$/.test(email) || email.length > 320) return undefined;
-  return { email, name: typeof payload.name === 'string' ? payload.name.slice(0, 200) : null, subject: String(payload.sub ?? email) };
+  // Without `exp` a token would be valid forever and its single use could never be forgotten (OIDC Core 2 requires it).
+  if (typeof payload.exp !== 'number') return undefined;
+  return {
+    identity: { email, name: typeof payload.name === 'string' ? payload.name.slice(0, 200) : null, subject: String(payload.sub ?? email) },
+    nonce: typeof payload.nonce === 'string' ? payload.nonce : null,
+    useKey: idTokenUseKey(payload, idToken),
+    expiresAt: payload.exp * 1000,
+  };
 }
 
 export function createIdentityProvider(config: Config, db: Knex): IdentityProvider {
@@ -69,7 +100,7 @@ export function createIdentityProvider(config: Config, db: Knex): IdentityProvid
       async verify(idToken) {
         try {
           const { payload } = await jwtVerify(idToken, await keySet(), { issuer: config.oidcIssuer, audience: config.oidcAudience });
-          return identityOf(payload);
+          return verified(payload, idToken);
         } catch {
           return undefined;
         }
@@ -81,7 +112,7 @@ export function createIdentityProvider(config: Config, db: Knex): IdentityProvid
     async verify(idToken) {
       try {
         const { payload } = await jwtVerify(idToken, await devSecret(db), { issuer: DEV_ISSUER, audience: DEV_AUDIENCE, algorithms: ['HS256'] });
-        return identityOf(payload);
+        return verified(payload, idToken);
       } catch {
         return undefined;
       }

@@ -4,18 +4,15 @@
  */
 import type { Context } from 'koa';
 import { docsUrl, ERRORS, formatMessage, HEADERS, type ErrorSpec, type RotationWarning } from '@reftrack/contract';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../api-error.js';
 import type { RequestState } from '../http/state.js';
 import type { Db } from '../db/knex.js';
 import { parseBearer } from './bearer.js';
 import { hashesEqual, sha256Hex } from './secret-hash.js';
+import type { KeyContext } from './key-context.js';
 
-export interface KeyContext {
-  keyId: number;
-  programId: number;
-  rotationMarkedAt: number | null;
-  rotationDeadline: number | null;
-}
+// The key's type lives in its own module so that http/state.ts can name it without importing this one.
+export type { KeyContext } from './key-context.js';
 
 /** The three 5.3 failures, worded per endpoint. */
 export interface KeyErrors {

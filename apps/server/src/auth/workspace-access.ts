@@ -1,7 +1,7 @@
 /** Membership and permission checks: every dashboard route asks here before touching a program. */
 import type { Knex } from 'knex';
-import { ERRORS, ROLE_PERMISSIONS, type Permission, type Role } from '@reftrack/contract';
-import { ApiError, fail } from '../http/api-error.js';
+import { ERRORS, ROLE_PERMISSIONS, type ErrorSpec, type Permission, type Role } from '@reftrack/contract';
+import { ApiError, fail } from '../api-error.js';
 
 export async function roleIn(db: Knex, accountId: number, workspaceId: number | null): Promise<Role | undefined> {
   if (workspaceId === null) return undefined;
@@ -15,6 +15,17 @@ export function can(role: Role, permission: Permission): boolean {
 
 export function demand(role: Role, permission: Permission): void {
   if (!can(role, permission)) throw new ApiError(permission === 'keys:manage' ? ERRORS.ownerRequired : ERRORS.permissionDenied, { permission });
+}
+
+/**
+ * The caller's role in a workspace, which must allow `permission`. A workspace the caller does not
+ * belong to (or none at all) answers `notFound`, like a missing one.
+ */
+export async function workspaceWithRole(db: Knex, accountId: number, workspaceId: number | undefined, permission: Permission, notFound: ErrorSpec = ERRORS.workspaceNotFound): Promise<{ workspaceId: number; role: Role }> {
+  const role = workspaceId === undefined ? undefined : await roleIn(db, accountId, workspaceId);
+  if (workspaceId === undefined || !role) fail(notFound);
+  demand(role, permission);
+  return { workspaceId, role };
 }
 
 export function parseId(value: unknown, error = ERRORS.programNotFound): number {

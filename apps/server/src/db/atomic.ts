@@ -9,6 +9,7 @@
 import type { Knex } from 'knex';
 import { isSqlite, type Db } from './knex.js';
 import { inSavepoint } from './savepoint.js';
+import { bufferEvents, flushBufferedEvents } from './outbox.js';
 
 export type Work<T> = (trx: Knex.Transaction) => Promise<T>;
 export type Atomic = <T>(work: Work<T>) => Promise<T>;
@@ -21,8 +22,18 @@ interface Unit {
 
 const MAX_UNITS = 100;
 
-export function createAtomic(db: Db): Atomic {
-  if (!isSqlite(db)) return (work) => db.transaction(work);
+/**
+ * `afterCommit` runs after each commit that held at least one unit (the outbox runner is poked
+ * there, so events written by a request are handled without waiting for the next poll).
+ */
+export function createAtomic(db: Db, afterCommit: () => void = () => undefined): Atomic {
+  if (!isSqlite(db)) {
+    return async (work) => {
+      const value = await db.transaction(work);
+      afterCommit();
+      return value;
+    };
+  }
   let queue: Unit[] = [];
   let running = false;
 
@@ -34,6 +45,8 @@ export function createAtomic(db: Db): Atomic {
       const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
       try {
         await db.transaction(async (trx) => {
+          // The units' domain events are written in one statement before the commit (db/outbox.ts).
+          bufferEvents(trx);
           for (const unit of units) {
             try {
               outcomes.push({ ok: true, value: await inSavepoint(trx, unit.work) });
@@ -41,11 +54,13 @@ export function createAtomic(db: Db): Atomic {
               outcomes.push({ ok: false, error });
             }
           }
+          await flushBufferedEvents(trx);
         });
       } catch (commitError) {
         for (const unit of units) unit.reject(commitError);
         continue;
       }
+      afterCommit();
       units.forEach((unit, i) => {
         const outcome = outcomes[i];
         if (outcome.ok) unit.resolve(outcome.value);

@@ -4,46 +4,18 @@
  * link and per partner-program; each request is answered only after its batch committed. A failed
  * batch rejects every request in it and leaves nothing behind (one transaction). The batch is
  * committed by a writer thread (click-writer-thread.ts).
+ *
+ * Each batch also appends one `clicks.recorded` event per program to the outbox, in its
+ * transaction: the clicks per link, and the first and last click's time. Clicks themselves are
+ * not events; a consumer learns of them per batch. The outbox runner is not poked after a batch:
+ * its poll (jobs/outbox-runner.ts, POLL_MS) finds the events within a second. A pass per batch
+ * cost the SQLite click route a fifth of its rate (docs/performance.md).
  */
+import { DOMAIN_EVENT_VERSIONS, type DomainEvent } from '@reftrack/contract';
 import type { DatabaseConfig } from '../config.js';
+import { newEventId } from '../domain/ids.js';
 import { postgresThreadWriter, sqliteThreadWriter } from './click-writer-thread.js';
-
-/**
- * The columns of the rows a click writes, in the order of each row's values. Rows travel as arrays
- * (to the writer thread, into statements): objects of this many keys were the costliest step of
- * building a click, and of copying a batch to the thread.
- */
-export const CUSTOMER_COLUMNS = ['click_id', 'program_id', 'partner_id', 'link_id', 'status', 'is_test', 'click_at', 'created_at'] as const;
-export const CLICK_EVENT_COLUMNS = [
-  'program_id',
-  'link_id',
-  'partner_id',
-  'click_id',
-  'is_test',
-  'session_id',
-  'page_url',
-  'page_title',
-  'referrer_url',
-  'screen_resolution',
-  'viewport_size',
-  'language',
-  'timezone',
-  'user_agent',
-  'geo_country',
-  'geo_region',
-  'geo_city',
-  'device_type',
-  'device_os',
-  'browser_name',
-  'click_timestamp',
-  'created_at',
-] as const;
-export type Row = unknown[];
-
-/** A row as an object, for knex (test clicks are written outside the batch). */
-export function rowObject(columns: readonly string[], row: Row): Record<string, unknown> {
-  return Object.fromEntries(columns.map((c, i) => [c, row[i]]));
-}
+import type { BatchRows, BatchWriter, Row } from './click-rows.js';
 
 export interface ClickWrite {
   /** A new customer row (CUSTOMER_COLUMNS), or undefined when an existing customer is reused (3.1). */
@@ -60,22 +32,6 @@ interface Pending {
   write: ClickWrite;
   resolve: () => void;
   reject: (err: unknown) => void;
-}
-
-/** One batch, reduced: rows to insert, and counter increments summed per row in key order. */
-export interface BatchRows {
-  customers: Row[];
-  events: Row[];
-  links: Array<{ id: number; n: number; at: number }>;
-  enrollments: Array<{ partnerId: number; programId: number; n: number; at: number }>;
-}
-
-/** Commits one reduced batch atomically: all of it or nothing. */
-export interface BatchWriter {
-  /** Batches committing at once. */
-  readonly maxInFlight: number;
-  write(rows: BatchRows): Promise<void>;
-  close(): Promise<void>;
 }
 
 /** Clicks per transaction at most; a longer queue goes out in several batches. */
@@ -148,10 +104,21 @@ export class ClickBatcher {
   }
 }
 
+/** A link's clicks in the batch. A link's partner and program are set when it is created. */
+interface LinkCount {
+  id: number;
+  n: number;
+  /** The last click's time (the counter row's last_clicked). */
+  at: number;
+  first: number;
+  partnerId: number;
+  programId: number;
+}
+
 function reduce(batch: Pending[]): BatchRows {
   const customers: Row[] = [];
   const events: Row[] = [];
-  const links = new Map<number, { id: number; n: number; at: number }>();
+  const links = new Map<number, LinkCount>();
   const enrollments = new Map<string, { partnerId: number; programId: number; n: number; at: number }>();
   for (const { write: w } of batch) {
     if (w.customer) customers.push(w.customer);
@@ -159,9 +126,10 @@ function reduce(batch: Pending[]): BatchRows {
     const link = links.get(w.linkId);
     if (link) {
       link.n += 1;
-      link.at = Math.max(link.at, w.at);
+      if (w.at > link.at) link.at = w.at;
+      else if (w.at < link.first) link.first = w.at;
     } else {
-      links.set(w.linkId, { id: w.linkId, n: 1, at: w.at });
+      links.set(w.linkId, { id: w.linkId, n: 1, at: w.at, first: w.at, partnerId: w.partnerId, programId: w.programId });
     }
     const key = `${w.partnerId}:${w.programId}`;
     const pp = enrollments.get(key);
@@ -173,12 +141,52 @@ function reduce(batch: Pending[]): BatchRows {
     }
   }
   // Rows are locked in one order (by key) so that two batches in flight cannot deadlock.
+  const linkRows = [...links.values()].sort((a, b) => a.id - b.id);
   return {
     customers,
     events,
-    links: [...links.values()].sort((a, b) => a.id - b.id),
+    outbox: clicksRecorded(linkRows),
+    links: linkRows,
     enrollments: [...enrollments.values()].sort((a, b) => a.partnerId - b.partnerId || a.programId - b.programId),
   };
+}
+
+const CLICKS_RECORDED = 'clicks.recorded';
+const CLICKS_RECORDED_VERSION = DOMAIN_EVENT_VERSIONS[CLICKS_RECORDED];
+
+/**
+ * One `clicks.recorded` outbox row (CLICK_OUTBOX_COLUMNS) per program, in program order, from the
+ * batch's per-link counts (sorted by link id). The event occurred at the program's last click in
+ * the batch; its id starts with that time, so new rows append to the event-id index.
+ */
+function clicksRecorded(links: LinkCount[]): Row[] {
+  const byProgram = new Map<number, LinkCount[]>();
+  for (const link of links) {
+    const list = byProgram.get(link.programId);
+    if (list) list.push(link);
+    else byProgram.set(link.programId, [link]);
+  }
+  const rows: Row[] = [];
+  for (const programId of [...byProgram.keys()].sort((a, b) => a - b)) {
+    const programLinks = byProgram.get(programId)!;
+    let clicks = 0;
+    let first = Infinity;
+    let last = -Infinity;
+    for (const link of programLinks) {
+      clicks += link.n;
+      if (link.first < first) first = link.first;
+      if (link.at > last) last = link.at;
+    }
+    const data: DomainEvent<typeof CLICKS_RECORDED>['data'] = {
+      program_id: programId,
+      clicks,
+      links: programLinks.map((link) => ({ link_id: link.id, partner_id: link.partnerId, clicks: link.n })),
+      first_at: new Date(first).toISOString(),
+      last_at: new Date(last).toISOString(),
+    };
+    rows.push([newEventId(last), CLICKS_RECORDED, CLICKS_RECORDED_VERSION, programId, JSON.stringify(data), last]);
+  }
+  return rows;
 }
 
 /** The batch writer of this database: a writer thread of the server process on either engine. */

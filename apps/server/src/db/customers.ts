@@ -13,6 +13,8 @@ export interface CustomerRecord {
   clickAt: number;
   leadAt: number | null;
   convertedAt: number | null;
+  /** The program's workspace, for the events the lead and sale write. */
+  workspaceId: number;
   /** The program's lead_auth, read with the customer (the lead call needs both). */
   leadAuth: LeadAuth;
   /** The customer's provisional (unsettled) lead, if a browser lead under server_required left one. */
@@ -24,7 +26,7 @@ function customerQuery(db: Knex): Knex.QueryBuilder {
   return db('customers as c')
     .join('programs as p', 'p.id', 'c.program_id')
     .select(
-      'c.id', 'c.click_id', 'c.program_id', 'c.partner_id', 'c.customer_key', 'c.status', 'c.click_at', 'c.lead_at', 'c.converted_at', 'c.is_test', 'p.lead_auth',
+      'c.id', 'c.click_id', 'c.program_id', 'c.partner_id', 'c.customer_key', 'c.status', 'c.click_at', 'c.lead_at', 'c.converted_at', 'c.is_test', 'p.lead_auth', 'p.workspace_id',
       db.raw('(select le.id from lead_events le where le.customer_id = c.id and le.provisional = ? and le.is_test = c.is_test order by le.id limit 1) as provisional_lead_id', [true]),
     );
 }
@@ -42,6 +44,7 @@ function toRecord(row: Record<string, unknown> | undefined, test: boolean): Cust
     clickAt: Number(row.click_at),
     leadAt: row.lead_at == null ? null : Number(row.lead_at),
     convertedAt: row.converted_at == null ? null : Number(row.converted_at),
+    workspaceId: Number(row.workspace_id),
     leadAuth: row.lead_auth as LeadAuth,
     provisionalLeadId: row.provisional_lead_id == null ? null : Number(row.provisional_lead_id),
   };

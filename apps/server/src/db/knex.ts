@@ -6,12 +6,34 @@ import pg from 'pg';
 import { CachingBetterSqlite3Client } from './sqlite-client.js';
 import type { DatabaseConfig } from '../config.js';
 
-// Epoch-millisecond columns are bigint; node-pg returns int8 as strings unless told otherwise.
-// Values stay far below 2^53, so a Number is exact.
-pg.types.setTypeParser(20, (v) => Number(v));
-pg.types.setTypeParser(1700, (v) => Number(v));
+// Epoch-millisecond columns, counters and money are bigint; node-pg returns int8 and numeric as
+// strings unless told otherwise. Every value the server stores stays below 2^53 (amounts and rates
+// are bounded by LIMITS, running totals are guarded: docs/security.md, "Amounts"), so a Number is
+// exact — and a value that is not (a sum past 2^53) fails its query instead of being rounded.
+pg.types.setTypeParser(20, exactInteger);
+pg.types.setTypeParser(1700, (v) => (/^-?\d+(\.0*)?$/.test(v) ? exactInteger(v.split('.')[0]) : Number(v)));
 
 export type Db = Knex;
+
+/**
+ * An integer read from the database as a Number, or an error when a Number cannot hold it exactly.
+ * Sums of money are read through this (select them `as text` on SQLite, whose driver would round
+ * a large integer silently).
+ */
+export function exactInteger(value: unknown): number {
+  const n = typeof value === 'bigint' ? Number(value) : typeof value === 'string' ? Number(value.trim()) : (value as number);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || (typeof value === 'bigint' && BigInt(n) !== value) || (typeof value === 'string' && BigInt(value.trim()) !== BigInt(n))) {
+    throw new RangeError('an integer from the database is beyond the exact range of a JavaScript number');
+  }
+  return n;
+}
+
+/**
+ * A failed statement's error names its SQL with placeholders, never its values: by default knex
+ * writes every bound value into the error's message, and a logged failure would then carry
+ * whatever the statement was writing (a sealed secret, an e-mail, a payout detail).
+ */
+const NO_VALUES_IN_ERRORS = { compileSqlOnError: false } as const;
 
 export function createDb(config: DatabaseConfig): Db {
   if (config.client === 'sqlite') {
@@ -20,6 +42,7 @@ export function createDb(config: DatabaseConfig): Db {
       client: CachingBetterSqlite3Client as unknown as typeof knexFactory.Client,
       connection: { filename: config.filename },
       useNullAsDefault: true,
+      ...NO_VALUES_IN_ERRORS,
       pool: {
         min: 1,
         max: 1,
@@ -41,6 +64,7 @@ export function createDb(config: DatabaseConfig): Db {
     searchPath: config.schema ? [config.schema] : undefined,
     pool: { min: 0, max: config.poolMax },
     acquireConnectionTimeout: 10_000,
+    ...NO_VALUES_IN_ERRORS,
   });
 }
 

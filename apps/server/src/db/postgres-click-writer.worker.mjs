@@ -5,7 +5,7 @@
  * and the waits for them happen beside the event loop instead of on it. Plain JavaScript so that
  * the same file runs from the sources (tests) and from dist (tsup copies it).
  *
- * Protocol (as the SQLite thread's): the parent posts { id, rows } (BatchRows of click-batcher.ts)
+ * Protocol (as the SQLite thread's): the parent posts { id, rows } (BatchRows of click-rows.ts)
  * and the thread answers { id } once the batch is committed, or { id, error: { message, code } }
  * once it was rolled back; { close: true } ends the pool and the thread. Batches may overlap (two
  * connections): the counter rows are updated last and in key order, so two batches never deadlock.
@@ -14,8 +14,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import pg from 'pg';
 
-/** @type {{ connectionString: string, schema?: string, connections: number, customerColumns: string[], eventColumns: string[] }} */
-const { connectionString, schema, connections, customerColumns, eventColumns } = workerData;
+/** @type {{ connectionString: string, schema?: string, connections: number, customerColumns: string[], eventColumns: string[], outboxColumns: string[] }} */
+const { connectionString, schema, connections, customerColumns, eventColumns, outboxColumns } = workerData;
 
 /** Column types of the function's array parameters; every other column of these tables is text. */
 /** @type {Record<string, string>} */
@@ -27,6 +27,8 @@ const TYPES = {
   click_at: 'int8',
   click_timestamp: 'int8',
   created_at: 'int8',
+  version: 'int2',
+  occurred_at: 'int8',
 };
 
 const pool = new pg.Pool({ connectionString, max: connections, connectionTimeoutMillis: 10_000 });
@@ -35,10 +37,11 @@ pool.on('error', () => undefined);
 if (schema) pool.on('connect', (client) => void client.query(`set search_path to ${pg.escapeIdentifier(schema)}`).catch(() => undefined));
 
 /**
- * `reftrack_record_clicks` (migration 20261122200000) writes a whole batch in one statement, so one
- * round trip commits it; the arguments are the columns as typed arrays, then the link and the
+ * `reftrack_record_clicks_v2` (migration 20261124140000) writes a whole batch in one statement, so
+ * one round trip commits it; the arguments are the columns as typed arrays, then the link and the
  * partner-program increments, which the batcher sorted by key (so two batches lock the counter
- * rows in the same order and never deadlock).
+ * rows in the same order and never deadlock), then the batch's outbox rows (its `clicks.recorded`
+ * events), which commit with its clicks.
  */
 /** The function's parameters, named after the columns, in the order of the values below. */
 const PARAMETERS = [
@@ -46,12 +49,13 @@ const PARAMETERS = [
   ...eventColumns.map((c) => [`e_${c}`, TYPES[c] ?? 'text']),
   ['l_id', 'int4'], ['l_n', 'int8'], ['l_at', 'int8'],
   ['p_partner_id', 'int4'], ['p_program_id', 'int4'], ['p_n', 'int8'], ['p_at', 'int8'],
+  ...outboxColumns.map((c) => [`o_${c}`, TYPES[c] ?? 'text']),
 ];
 // Named arguments: a column list that no longer matches the function fails loudly instead of
 // writing values into the wrong columns.
 const RECORD_CLICKS = {
-  name: 'rt_record_clicks',
-  text: `select reftrack_record_clicks(${PARAMETERS.map(([name, type], i) => `${name} => $${i + 1}::${type}[]`).join(', ')})`,
+  name: 'rt_record_clicks_v2',
+  text: `select reftrack_record_clicks_v2(${PARAMETERS.map(([name, type], i) => `${name} => $${i + 1}::${type}[]`).join(', ')})`,
 };
 
 /** @param {unknown[][]} rows @param {number} width the rows' values as one array per column */
@@ -61,11 +65,12 @@ const columnsOf = (rows, width) => Array.from({ length: width }, (_, i) => rows.
  * @typedef {object} BatchRows
  * @property {unknown[][]} customers
  * @property {unknown[][]} events
+ * @property {unknown[][]} outbox
  * @property {Array<{ id: number, n: number, at: number }>} links
  * @property {Array<{ partnerId: number, programId: number, n: number, at: number }>} enrollments
  * @param {BatchRows} rows
  */
-async function writeBatch({ customers, events, links, enrollments }) {
+async function writeBatch({ customers, events, outbox, links, enrollments }) {
   await pool.query({
     ...RECORD_CLICKS,
     values: [
@@ -78,6 +83,7 @@ async function writeBatch({ customers, events, links, enrollments }) {
       enrollments.map((e) => e.programId),
       enrollments.map((e) => e.n),
       enrollments.map((e) => e.at),
+      ...columnsOf(outbox, outboxColumns.length),
     ],
   });
 }

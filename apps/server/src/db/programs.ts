@@ -1,4 +1,6 @@
 /** Program rows as the API shows them (2.1): the key only as `api_token_masked`. */
+import type { EventActor } from '@reftrack/contract';
+import { appendEvents } from './outbox.js';
 import type { Knex } from 'knex';
 import { insertId } from './insert-id.js';
 import type { CommissionType, LeadAuth, ProgramView } from '@reftrack/contract';
@@ -14,7 +16,7 @@ export function programQuery(db: Knex) {
     .leftJoin('program_keys as k', 'k.program_id', 'p.id')
     .select(
       'p.id', 'p.workspace_id', 'p.name', 'p.domain', 'p.commission_type', 'p.commission_rate', 'p.attribution_window_days', 'p.lead_auth',
-      'p.created_at', 'p.updated_at', 'k.key_last4', 'k.rotation_marked_at', 'k.rotation_deadline',
+      'p.created_at', 'p.updated_at', 'k.key_last4', 'k.rotation_marked_at', 'k.rotation_deadline', 'k.revealed_at',
     );
 }
 
@@ -29,6 +31,7 @@ export function toProgramView(row: Record<string, unknown>): ProgramView {
     attribution_window_days: Number(row.attribution_window_days),
     lead_auth: row.lead_auth as LeadAuth,
     api_token_masked: maskKey(row.key_last4 as string | null),
+    api_key_revealed_at: row.revealed_at == null ? null : iso(row.revealed_at),
     key_rotation: row.rotation_deadline == null ? null : { marked_at: iso(row.rotation_marked_at ?? row.rotation_deadline), rotate_by: iso(row.rotation_deadline) },
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -71,11 +74,12 @@ export function programRow(workspaceId: number | null, input: Omit<NewProgram, '
  * Creates a program with its key (2.2: one key, created with the program). Creation does not
  * reveal the key (5.1): its plain text is dropped here; an owner generates a fresh one to use it.
  */
-export async function createProgram(db: Knex, workspaceId: number, input: NewProgram, now: number): Promise<ProgramView> {
+export async function createProgram(db: Knex, workspaceId: number, input: NewProgram, now: number, actor: EventActor | null = null): Promise<ProgramView> {
   const id = await db.transaction(async (trx) => {
     const programId = await insertId(trx, 'programs', programRow(workspaceId, input, now));
     const unrevealed = newProgramKey();
-    await trx('program_keys').insert({ program_id: programId, key_hash: sha256Hex(unrevealed), key_last4: unrevealed.slice(-4), created_at: now });
+    await trx('program_keys').insert({ program_id: programId, key_hash: sha256Hex(unrevealed), key_last4: unrevealed.slice(-4), created_at: now, revealed_at: null });
+    await appendEvents(trx, [{ type: 'program.created', programId, workspaceId, data: { program_id: programId, name: input.name }, occurredAt: now, actor }]);
     return programId;
   });
   return (await readProgram(db, id))!;

@@ -8,6 +8,7 @@
  * `trx.transaction()`, for a savepoint.
  */
 import type { Knex } from 'knex';
+import { bufferedEventCount, dropBufferedEvents } from './outbox.js';
 
 const depths = new WeakMap<Knex.Transaction, number>();
 
@@ -22,10 +23,12 @@ export async function inSavepoint<T>(trx: Knex.Transaction, work: (trx: Knex.Tra
   const name = `reftrack_sp${depth}`;
   try {
     await trx.raw(`savepoint ${name}`);
+    const events = bufferedEventCount(trx);
     let value: T;
     try {
       value = await work(trx);
     } catch (err) {
+      dropBufferedEvents(trx, events);
       await trx.raw(`rollback to savepoint ${name}`);
       await trx.raw(`release savepoint ${name}`);
       throw err;

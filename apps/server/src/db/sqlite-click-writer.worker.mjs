@@ -5,7 +5,7 @@
  * beside the event loop instead of on it. Plain JavaScript so that the same file runs from the
  * sources (tests) and from dist (tsup copies it).
  *
- * Protocol: the parent posts { id, rows } (BatchRows of click-batcher.ts); the thread answers
+ * Protocol: the parent posts { id, rows } (BatchRows of click-rows.ts); the thread answers
  * { id } once the batch is committed, or { id, error: { message, code } } once it was rolled
  * back; { close: true } closes the connection and ends the thread. Before each transaction it takes the write lock shared with the event loop's connection
  * (sqlite-write-lock.ts has the layout) and releases it after the commit or rollback.
@@ -18,8 +18,8 @@ const LOCK_WRITER_THREAD = 2;
 /** How long the thread lets a waiting event loop go first before it takes a free lock anyway. */
 const YIELD_MS = 5;
 
-/** @type {{ filename: string, lock: SharedArrayBuffer, customerColumns: string[], eventColumns: string[] }} */
-const { filename, lock, customerColumns, eventColumns } = workerData;
+/** @type {{ filename: string, lock: SharedArrayBuffer, customerColumns: string[], eventColumns: string[], outboxColumns: string[] }} */
+const { filename, lock, customerColumns, eventColumns, outboxColumns } = workerData;
 const word = new Int32Array(lock);
 
 const db = new Database(filename);
@@ -79,16 +79,31 @@ function insertAll(table, columns, rows) {
   for (const row of rows) stmt.run(bindable(row));
 }
 
+const OUTBOX_PROGRAM_ID = outboxColumns.indexOf('program_id');
+/**
+ * The batch's outbox rows (one per program, usually one), each with its program's workspace read
+ * by the insert itself. One prepared statement run per row, as the clicks' rows are: SQLite has no
+ * round trips to save by putting them in one statement.
+ * @param {unknown[][]} rows values in the order of `outboxColumns`
+ */
+function insertOutbox(rows) {
+  if (rows.length === 0) return;
+  const stmt = statement(`insert into outbox_events (${outboxColumns.join(', ')}, workspace_id) values (${outboxColumns.map(() => '?').join(', ')}, (select workspace_id from programs where id = ?))`);
+  for (const row of rows) stmt.run(...row, row[OUTBOX_PROGRAM_ID]);
+}
+
 /**
  * @typedef {object} BatchRows
  * @property {unknown[][]} customers
  * @property {unknown[][]} events
+ * @property {unknown[][]} outbox
  * @property {Array<{ id: number, n: number, at: number }>} links
  * @property {Array<{ partnerId: number, programId: number, n: number, at: number }>} enrollments
  */
-const writeBatch = db.transaction(/** @param {BatchRows} rows */ ({ customers, events, links, enrollments }) => {
+const writeBatch = db.transaction(/** @param {BatchRows} rows */ ({ customers, events, outbox, links, enrollments }) => {
   insertAll('customers', customerColumns, customers);
   insertAll('click_events', eventColumns, events);
+  insertOutbox(outbox);
   const link = statement('update referral_links set clicks = clicks + ?, last_clicked = max(coalesce(last_clicked, 0), ?) where id = ?');
   for (const { id, n, at } of links) link.run(n, at, id);
   const enrollment = statement('update partner_programs set clicks = clicks + ?, last_clicked_at = max(coalesce(last_clicked_at, 0), ?) where partner_id = ? and program_id = ?');

@@ -46,3 +46,11 @@ function timeBase62(ms: number): string {
 export const newClickId = (now: number = Date.now()): string => BRAND.clickIdPrefix + timeBase62(now) + randomBase62(LIMITS.clickIdRandomLength);
 export const newProgramKey = (): string => BRAND.programKeyPrefix + randomBase62(LIMITS.programKeyRandomLength);
 export const newAgentKey = (): string => BRAND.agentKeyPrefix + randomBase62(LIMITS.programKeyRandomLength);
+/** A processor connection's intake address id: unguessable, so that only Stripe and the program's members know where to send. */
+export const newWebhookEndpointId = (): string => BRAND.webhookEndpointPrefix + randomBase62(LIMITS.webhookEndpointIdRandomLength);
+/**
+ * An outbox event's id (`evt_`, the time in base62, 17 random characters). Time-first for the
+ * same reason as click ids: each new row lands at the end of the event-id index instead of on a
+ * random page of it, which measured a third of an event insert's cost on SQLite.
+ */
+export const newEventId = (now: number = Date.now()): string => 'evt_' + timeBase62(now) + randomBase62(17);

@@ -1,7 +1,7 @@
 /** Program fields from untrusted input, with the CLI's validation rules and messages (7.6). */
-import { COMMISSION_TYPES, ERRORS, LEAD_AUTH_MODES, type CommissionType, type LeadAuth } from '@reftrack/contract';
-import { fail } from '../http/api-error.js';
-import type { Body } from '../http/input.js';
+import { COMMISSION_TYPES, ERRORS, LEAD_AUTH_MODES, LIMITS, type CommissionType, type LeadAuth } from '@reftrack/contract';
+import { fail } from '../api-error.js';
+import type { Body } from './json-values.js';
 import type { NewProgram } from '../db/programs.js';
 
 const HOST = /^(?=.{1,253}$)(localhost|([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})$/;
@@ -26,8 +26,17 @@ function commissionTypeOf(value: unknown): CommissionType {
 
 function rateOf(value: unknown): number {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0 || n > 1e9) fail(ERRORS.cliInitCommissionRate);
+  if (typeof n !== 'number' || !Number.isFinite(n) || n <= 0 || n > LIMITS.fixedCommissionRateMax) fail(ERRORS.cliInitCommissionRate);
   return n;
+}
+
+/**
+ * A percent rate above LIMITS.percentCommissionRateMax (ten times the sale) is refused, so every
+ * commission of every allowed sale amount is an exact integer (domain/commission.ts). Checked on
+ * the combination, since an update may change the type or the rate alone.
+ */
+export function checkTerms(type: CommissionType, rate: number): void {
+  if ((type === 'percent' || type === 'recurring_percent') && rate > LIMITS.percentCommissionRateMax) fail(ERRORS.percentRateTooHigh);
 }
 
 function windowOf(value: unknown): number {
@@ -46,6 +55,7 @@ export function parseNewProgram(body: Body): NewProgram {
   if (['name', 'domain', 'commission_type', 'commission_rate'].some((k) => missing(body[k]))) fail(ERRORS.cliInitMissingFields);
   const type = commissionTypeOf(body.commission_type);
   const rate = rateOf(body.commission_rate);
+  checkTerms(type, rate);
   return {
     name: nameOf(body.name),
     domain: domainOf(body.domain),

@@ -77,7 +77,8 @@ export function readEnvelope(event: unknown): StripeEventEnvelope | undefined {
 
 /**
  * The `program_id` an event's object names in its metadata, read from the raw (not yet verified)
- * payload: only a hint for which signing secret to try first, never trusted on its own.
+ * payload: on the shared intake address it chooses the one connection whose signing secret is
+ * checked, and is never trusted on its own.
  */
 export function programIdHint(event: unknown): number | undefined {
   const object = obj(obj(obj(event)?.data)?.object);

@@ -16,5 +16,6 @@ export function logRequestLine(logger: Logger, line: RequestLine, started: numbe
 }
 
 export function logRequest(logger: Logger, ctx: Context, started: number): void {
-  logRequestLine(logger, { requestId: (ctx.state as RequestState).requestId, method: ctx.method, path: ctx.path, status: ctx.status }, started);
+  const state = ctx.state as RequestState;
+  logRequestLine(logger, { requestId: state.requestId, method: ctx.method, path: state.logPath ?? ctx.path, status: ctx.status }, started);
 }

@@ -3,7 +3,8 @@
  * still answered in the platform envelope, then the connection is closed.
  */
 import type { Socket } from 'node:net';
-import { ERRORS, STATUS_NAMES, type ErrorSpec } from '@reftrack/contract';
+import { ERRORS, type ErrorSpec } from '@reftrack/contract';
+import { platformErrorJson } from './error-renderer.js';
 
 export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
   if (!socket.writable || (socket as Socket & { _httpMessage?: unknown })._httpMessage) {
@@ -11,7 +12,7 @@ export function answerClientError(err: Error & { code?: string }, socket: Socket
     return;
   }
   const spec: ErrorSpec = err.code === 'HPE_HEADER_OVERFLOW' ? ERRORS.headersTooLarge : ERRORS.malformedRequest;
-  const body = JSON.stringify({ data: null, error: { status: spec.status, name: STATUS_NAMES[spec.status], message: spec.message, details: {} } });
+  const body = platformErrorJson(spec);
   socket.end(
     `HTTP/1.1 ${spec.status} ${spec.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
       `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

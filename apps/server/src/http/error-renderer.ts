@@ -1,7 +1,7 @@
 /** The one place errors become response bodies: platform or typed envelope (7.1). */
 import type { Context } from 'koa';
-import { ERRORS, SALE_REFUND_CODE_BY_STATUS, STATUS_NAMES } from '@reftrack/contract';
-import { ApiError } from './api-error.js';
+import { ERRORS, SALE_REFUND_CODE_BY_STATUS, STATUS_NAMES, type ErrorSpec } from '@reftrack/contract';
+import { ApiError } from '../api-error.js';
 import type { RequestState } from './state.js';
 import type { Logger } from '../logger.js';
 
@@ -12,6 +12,14 @@ function fromForeignError(err: unknown): ApiError | undefined {
   if (e.status === 413) return new ApiError(ERRORS.bodyTooLarge);
   if (e.status === 400) return new ApiError(ERRORS.malformedJson);
   return undefined;
+}
+
+/**
+ * The platform envelope of a catalogue entry, as JSON text, for answers written before Koa runs
+ * (a refused Host, a request the HTTP parser refused).
+ */
+export function platformErrorJson(spec: ErrorSpec): string {
+  return JSON.stringify({ data: null, error: { status: spec.status, name: STATUS_NAMES[spec.status] ?? 'Error', message: spec.message, details: {} } });
 }
 
 export function renderError(ctx: Context, err: ApiError): void {
@@ -49,11 +57,11 @@ export function renderFailure(ctx: Context, err: unknown, logger: Logger): void 
   const state = ctx.state as RequestState;
   let apiError = err instanceof ApiError ? err : fromForeignError(err);
   if (!apiError) {
-    logger.error({ err, requestId: state.requestId, path: ctx.path }, 'request failed');
+    logger.error({ err, requestId: state.requestId, path: state.logPath ?? ctx.path }, 'request failed');
     const failure = state.failure ?? ERRORS.internal;
     apiError = new ApiError(failure, { request_id: state.requestId }, {}, state.failureExtra);
   } else if (apiError.status >= 500) {
-    logger.error({ err, requestId: state.requestId, path: ctx.path }, 'request failed');
+    logger.error({ err, requestId: state.requestId, path: state.logPath ?? ctx.path }, 'request failed');
   }
   renderError(ctx, apiError);
 }

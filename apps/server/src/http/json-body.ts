@@ -1,7 +1,7 @@
 /** Reads and parses JSON bodies with a size limit; keeps the raw bytes for signature checks. */
 import type { Context } from 'koa';
 import { ERRORS, LIMITS } from '@reftrack/contract';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../api-error.js';
 import type { RequestState } from './state.js';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -60,15 +60,16 @@ export function parseJsonBody(raw: Buffer): ParsedBody {
 }
 
 /**
- * Reads the body of a POST, PUT, PATCH or DELETE up to `limit` bytes (413 beyond) and parses it;
- * `preloaded` is a body the click lane already read. A parse error is kept for the handler to
- * throw when it reads the body, after authentication (5.3 comes first).
+ * Reads the body of a POST, PUT, PATCH or DELETE up to `limit` bytes (413 beyond) and parses it
+ * (unless `parse` is false); `preloaded` is a body the click lane already read. A parse error is
+ * kept for the handler to throw when it reads the body, after authentication (5.3 comes first).
  */
-export async function readJsonBody(ctx: Context, limit: number = LIMITS.maxJsonBodyBytes, preloaded?: Buffer): Promise<void> {
+export async function readJsonBody(ctx: Context, limit: number = LIMITS.maxJsonBodyBytes, preloaded?: Buffer, parse = true): Promise<void> {
   if (!METHODS_WITH_BODY.has(ctx.method)) return;
   const raw = preloaded ?? (await readRaw(ctx, limit));
   const state = ctx.state as RequestState;
   state.rawBody = raw;
+  if (!parse) return;
   const parsed = parseJsonBody(raw);
   if ('error' in parsed) state.bodyError = parsed.error;
   else ctx.request.body = parsed.body;

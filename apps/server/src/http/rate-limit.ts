@@ -6,13 +6,11 @@
  * Spending a point and answering for it are two steps, because the click route's fast lane
  * (routes/track/click-lane.ts) spends the point outside Koa and may hand the answer back to Koa.
  */
-import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 import { ERRORS, HEADERS, LIMITS, type RateBucket } from '@reftrack/contract';
-import { ApiError } from './api-error.js';
-import { bearerToken } from '../auth/bearer.js';
+import { ApiError } from '../api-error.js';
 import { withSweptStorage } from './swept-memory-storage.js';
 
 export type RateLimiters = Record<RateBucket, RateLimiterAbstract>;
@@ -31,16 +29,18 @@ export function createRateLimiters(redis?: Redis): RateLimiters {
 }
 
 /**
- * Per-key buckets count by a hash of the presented token, so an invalid key never spends a valid
- * key's budget (and the token itself never reaches the limiter's store).
+ * Who a request's point is charged to. A per-key bucket counts a credential only once it has
+ * verified (`subject`: the stored credential's id, from rate-subject.ts), so a fresh junk token on
+ * each request cannot open a fresh bucket each time; everything else, a wrong token included,
+ * counts per client address. An invalid key therefore never spends a valid key's budget, and no
+ * token reaches the limiter's store.
  */
-export function rateKey(bucket: RateBucket, authorization: string | undefined, ip: string): string {
-  if (LIMITS.rate[bucket].per === 'key') {
-    const token = bearerToken(authorization);
-    if (token) return 'k:' + createHash('sha256').update(token).digest('base64url').slice(0, 32);
-  }
-  return 'ip:' + ip;
+export function rateKey(bucket: RateBucket, subject: string | undefined, ip: string): string {
+  return LIMITS.rate[bucket].per !== 'ip' && subject ? 's:' + subject : 'ip:' + ip;
 }
+
+/** Resolves the verified credential (or other per-bucket subject) of a request; undefined: none. */
+export type RateSubject = (ctx: Context) => Promise<string | undefined>;
 
 /** Spends one point of `key`'s budget in `bucket`. */
 export async function spendRate(limiters: RateLimiters, bucket: RateBucket, key: string): Promise<RateOutcome> {
@@ -72,7 +72,7 @@ export function answerRate(bucket: RateBucket, outcome: RateOutcome, set: (name:
  * Spends one point of the client's budget in `bucket` (or takes the outcome of a point already
  * spent for this request), and refuses with 429 before the endpoint runs (part 8).
  */
-export async function consumeRate(limiters: RateLimiters, bucket: RateBucket, ctx: Context, spent?: RateOutcome): Promise<void> {
-  const outcome = spent ?? (await spendRate(limiters, bucket, rateKey(bucket, ctx.get('authorization'), ctx.ip)));
+export async function consumeRate(limiters: RateLimiters, bucket: RateBucket, ctx: Context, subject?: RateSubject, spent?: RateOutcome): Promise<void> {
+  const outcome = spent ?? (await spendRate(limiters, bucket, rateKey(bucket, subject ? await subject(ctx) : undefined, ctx.ip)));
   answerRate(bucket, outcome, (name, value) => ctx.set(name, value));
 }

@@ -1,6 +1,6 @@
 /** What middleware and handlers share on ctx.state. */
 import type { ErrorSpec } from '@reftrack/contract';
-import type { KeyContext } from '../auth/program-key.js';
+import type { KeyContext } from '../auth/key-context.js';
 
 export interface RequestState {
   requestId: string;
@@ -17,6 +17,8 @@ export interface RequestState {
   /** Statuses whose response leaves out X-Request-ID (spec 4: GET /api/v1/cli/status 200, 401, 429). */
   omitRequestIdOn?: number[];
   rawBody?: Buffer;
+  /** The path the access log and failure logs show, when the real one carries an id not to log (an intake address). */
+  logPath?: string;
   /** Set when the body is not a JSON object; thrown by `readBody`. */
   bodyError?: Error;
 }

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { ERRORS } from '@reftrack/contract';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../api-error.js';
 import type { AppDeps } from '../deps.js';
 
 /** GET /healthz — 200 when the database answers. */

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Context } from 'koa';
 import { ERRORS } from '@reftrack/contract';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../api-error.js';
 
 let bundle: string | null | undefined;
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Context, Next } from 'koa';
 import { ERRORS } from '@reftrack/contract';
-import { ApiError } from '../http/api-error.js';
+import { ApiError } from '../api-error.js';
 
 /** Paths the server answers itself; the web app never shadows them. */
 export const SERVER_PATHS = /^\/(api(\/|$)|dev-idp(\/|$)|cli(\/|$)|docs(\/|$)|tracker(\/|\.|$)|healthz$)/;
@@ -38,8 +38,11 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.map', '.svg', '.txt', '.webmanifest']);
 
-/** The app talks only to its own origin; no framing (the key page has a destructive button). */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/**
+ * The app loads only its own files and talks only to its own origin; its security headers come
+ * from http/page-headers.ts (no framing: the key page has a destructive button).
+ */
+export const WEB_APP_POLICY = { scripts: ["'self'"], styles: ["'self'"] };
 
 /** `dist/` of the installed `@reftrack/web`, or null when the package cannot be found. */
 export function resolveWebDist(): string | null {
@@ -86,13 +89,7 @@ export function webApp(options: { distDir?: string | null } = {}) {
     ctx.status = 200;
     ctx.type = CONTENT_TYPES[ext] ?? 'application/octet-stream';
     ctx.set('Cache-Control', cacheControl);
-    ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.vary('Accept-Encoding');
-    if (ext === '.html') {
-      ctx.set('Content-Security-Policy', CSP);
-      ctx.set('X-Frame-Options', 'DENY');
-      ctx.set('Referrer-Policy', 'same-origin');
-    }
     if (entry.gzip && ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
       ctx.set('Content-Encoding', 'gzip');
       ctx.body = entry.gzip;

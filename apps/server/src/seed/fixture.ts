@@ -73,7 +73,7 @@ export async function loadFixture(db: Db, fixture: Fixture, now = Date.now()): P
     for (const p of fixture.programs ?? []) {
       await upsert(trx, 'programs', ['id'], { id: p.id, ...programRow(p.workspace ?? null, p, now) });
       if (p.api_key) {
-        await upsert(trx, 'program_keys', ['program_id'], { program_id: p.id, key_hash: sha256Hex(p.api_key), key_last4: p.api_key.slice(-4), created_at: now, rotation_marked_at: null, rotation_deadline: null });
+        await upsert(trx, 'program_keys', ['program_id'], { program_id: p.id, key_hash: sha256Hex(p.api_key), key_last4: p.api_key.slice(-4), created_at: now, rotation_marked_at: null, rotation_deadline: null, revealed_at: now });
       }
     }
     for (const p of fixture.partners ?? []) {

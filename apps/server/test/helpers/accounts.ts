@@ -34,3 +34,15 @@ export async function signInAs(s: TestServer, email: string): Promise<Record<str
   expect(cookie).toMatch(/^reftrack_session=.+/);
   return { cookie };
 }
+
+/** A CLI login through start → callback → poll; the poll sends `userAgent`. Returns the login token. */
+export async function cliLoginAs(s: TestServer, email: string, userAgent = 'reftrack-cli/test'): Promise<string> {
+  const start = await s.post('/api/v1/cli/auth/start', {});
+  expect(start.status, start.text).toBe(200);
+  const state = start.body.data.state as string;
+  const cb = await s.post('/api/v1/cli/auth/callback', { state, id_token: await signDevToken(s.db, email) });
+  expect(cb.status, cb.text).toBe(200);
+  const poll = await s.get(`/api/v1/cli/auth/poll?state=${state}`, { 'user-agent': userAgent });
+  expect(poll.body.data.status, poll.text).toBe('complete');
+  return poll.body.data.token as string;
+}

@@ -1,10 +1,11 @@
 /** Starts the real Koa server in-process on a fresh database and talks to it over HTTP. */
+import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import type { Knex } from 'knex';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { loadConfig } from '../../src/config.js';
 import { loadFixture, type Fixture } from '../../src/seed/fixture.js';
-import type { Faults } from '../../src/deps.js';
+import type { DemoMode, Faults } from '../../src/deps.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { baseFixture } from './fixture.js';
 
@@ -12,7 +13,11 @@ export interface TestServer {
   url: string;
   db: Knex;
   running: RunningServer;
-  clock: { offsetMs: number; now(): number };
+  /**
+   * The server's `now` (deps.now): the wall clock moved by `offsetMs`, or, while `at` is set, an
+   * instant (unix ms) that stands still until a test moves it — for rules that turn on one millisecond.
+   */
+  clock: { offsetMs: number; at: number | null; now(): number };
   faults: Faults;
   /** Each call looks like a new client address, so per-IP limits don't interfere between tests. */
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<TestResponse>;
@@ -28,15 +33,21 @@ export interface TestResponse {
   text: string;
 }
 
+/**
+ * The encryption key test servers get unless a test gives its own (or '' for none): without one a
+ * PostgreSQL run would keep a development key file under ./.reftrack/ of the working directory.
+ */
+export const TEST_ENCRYPTION_KEY = randomBytes(32).toString('base64');
+
 let ipCounter = 1;
 export const freshIp = (): string => `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter++ & 255}`;
 
-export async function startTestServer(options: { fixture?: Fixture; env?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startTestServer(options: { fixture?: Fixture; env?: Record<string, string>; demo?: DemoMode } = {}): Promise<TestServer> {
   const database: TestDatabase = await createTestDatabase();
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database.url, TRUST_PROXY: '1', LOG_LEVEL: 'silent', ...options.env });
-  const clock = { offsetMs: 0, now: () => Date.now() + clock.offsetMs };
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database.url, TRUST_PROXY: '1', LOG_LEVEL: 'silent', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...options.env });
+  const clock: TestServer['clock'] = { offsetMs: 0, at: null, now: () => clock.at ?? Date.now() + clock.offsetMs };
   const faults: Faults = {};
-  const running = await startServer(config, { logger: pino({ level: 'silent' }), now: () => clock.now(), faults });
+  const running = await startServer(config, { logger: pino({ level: 'silent' }), now: () => clock.now(), faults, ...(options.demo ? { demo: options.demo } : {}) });
   await loadFixture(running.deps.db, options.fixture ?? baseFixture());
   const request = async (path: string, init: RequestInit): Promise<TestResponse> => {
     const headers = new Headers(init.headers);

@@ -176,3 +176,44 @@ export function ConfirmDialog(props: {
     </dialog>
   );
 }
+
+export interface PagerProps {
+  /** The navigation landmark's name, e.g. "Event pages". */
+  label: string;
+  page: number;
+  pageCount: number;
+  /** How many in all, in words ("23 entries"). */
+  total: string;
+  /** The address of page `n`. */
+  link: (n: number) => string;
+}
+
+/** ← Previous · Page n of m · Next →, as links so that every page has its own address. */
+export function Pager({ label, page, pageCount, total, link }: PagerProps) {
+  const last = Math.max(1, pageCount);
+  return (
+    <nav class="pager" aria-label={label}>
+      {page > 1 ? (
+        <a class="button secondary" href={link(Math.min(page - 1, last))} rel="prev">
+          ← Previous
+        </a>
+      ) : (
+        <span class="button secondary" aria-disabled="true">
+          ← Previous
+        </span>
+      )}
+      <span class="page-info" aria-live="polite">
+        Page {page} of {last} · {total}
+      </span>
+      {page < pageCount ? (
+        <a class="button secondary" href={link(page + 1)} rel="next">
+          Next →
+        </a>
+      ) : (
+        <span class="button secondary" aria-disabled="true">
+          Next →
+        </span>
+      )}
+    </nav>
+  );
+}

@@ -4,6 +4,9 @@
  * either way the person sees `error.message`, as the server wrote it.
  */
 import type {
+  AuditLogResponse,
+  DashboardAgentKey,
+  DashboardCliToken,
   DashboardLink,
   DashboardPartner,
   DashboardProgram,
@@ -122,6 +125,14 @@ export const api = {
   disconnectPayments: (id: number) => send<PaymentsConnection>('DELETE', `/api/dashboard/programs/${id}/payments`),
 
   events: (programId: number, q: EventQuery) => request<EventListResponse>('GET', eventsPath(programId, q)),
+
+  cliTokens: () => get<DashboardCliToken[]>('/api/dashboard/cli-tokens'),
+  revokeCliToken: (id: number) => send<DashboardCliToken>('POST', `/api/dashboard/cli-tokens/${id}/revoke`),
+  agentKeys: (workspaceId: number) => get<DashboardAgentKey[]>(`/api/dashboard/workspaces/${workspaceId}/agent-keys`),
+  revokeAgentKey: (id: number) => send<DashboardAgentKey>('POST', `/api/dashboard/agent-keys/${id}/revoke`),
+
+  auditLog: (workspaceId: number, q: { page: number; pageSize: number }) =>
+    request<AuditLogResponse>('GET', `/api/dashboard/workspaces/${workspaceId}/audit-log?page=${q.page}&pageSize=${q.pageSize}`),
 };
 
 export type { NormalizedEvent };

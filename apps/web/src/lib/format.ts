@@ -1,11 +1,11 @@
 /** Display helpers: dates, money, counts. */
 import { CURRENCY_MINOR_UNITS, type Currency } from '@reftrack/contract';
 
-export function formatDateTime(iso: string | null | undefined): string {
+export function formatDateTime(iso: string | null | undefined, opts: { seconds?: boolean } = {}): string {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: opts.seconds ? '2-digit' : undefined });
 }
 
 export function formatMoney(minor: number, currency: string): string {

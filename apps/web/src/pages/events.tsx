@@ -11,7 +11,7 @@ import { navigate } from '../lib/router.js';
 import { checkDateRange } from '../lib/validate.js';
 import { addDays, daysBetween, EVENT_TYPE_LABELS, formatDateTime, formatMoney, plural, utcDay } from '../lib/format.js';
 import { collectDaily } from '../lib/chart-data.js';
-import { AccessMissing, ErrorNotice, isForbidden, Loading } from '../components/ui.js';
+import { AccessMissing, ErrorNotice, isForbidden, Loading, Pager } from '../components/ui.js';
 import { EventsChart } from '../components/chart.js';
 
 const PAGE_SIZES = [10, 25, 50, 100];
@@ -183,29 +183,7 @@ export function EventsTab({ program, query }: { program: DashboardProgram; query
         <ErrorNotice error={listing.error} />
         {listing.data ? <EventTable events={rows} /> : null}
         {pagination ? (
-          <nav class="pager" aria-label="Event pages">
-            {f.page > 1 ? (
-              <a class="button secondary" href={pageLink(Math.min(f.page - 1, Math.max(1, pagination.pageCount)))} rel="prev">
-                ← Previous
-              </a>
-            ) : (
-              <span class="button secondary" aria-disabled="true">
-                ← Previous
-              </span>
-            )}
-            <span class="page-info" aria-live="polite">
-              Page {f.page} of {Math.max(1, pagination.pageCount)} · {plural(pagination.total, 'event')}
-            </span>
-            {f.page < pagination.pageCount ? (
-              <a class="button secondary" href={pageLink(f.page + 1)} rel="next">
-                Next →
-              </a>
-            ) : (
-              <span class="button secondary" aria-disabled="true">
-                Next →
-              </span>
-            )}
-          </nav>
+          <Pager label="Event pages" page={f.page} pageCount={pagination.pageCount} total={plural(pagination.total, 'event')} link={pageLink} />
         ) : null}
         {note ? (
           <p class="notice info end-note" role="note">

@@ -1,6 +1,9 @@
-/** Payments: connect the payment processor (account id and webhook signing secret) and show the webhook URL. */
+/**
+ * Payments: connect the payment processor (account id and webhook signing secret) and show the
+ * connection's own webhook address, the one to give Stripe (docs/stripe.md).
+ */
 import { useRef, useState } from 'preact/hooks';
-import { BRAND, ERRORS, formatMessage } from '@reftrack/contract';
+import { BRAND, ERRORS, formatMessage, STRIPE_INTAKE_EVENTS } from '@reftrack/contract';
 import type { DashboardProgram } from '@reftrack/contract';
 import { api } from '../lib/api.js';
 import { useLoad } from '../lib/use-load.js';
@@ -80,11 +83,41 @@ export function PaymentsTab({ program }: { program: DashboardProgram }) {
             </dl>
             <h3>Webhook URL</h3>
             <p class="muted">
-              In Stripe's dashboard, add a webhook endpoint with this URL (events <code>checkout.session.completed</code>, <code>invoice.payment_succeeded</code>, <code>charge.refunded</code>,{' '}
-              <code>charge.dispute.created</code>), then paste its signing secret below. Put <code>{BRAND.metadataClickId}</code>, <code>{BRAND.metadataCustomerKey}</code> and{' '}
-              <code>{BRAND.metadataProgramId}</code> in your checkout session's metadata.
+              In Stripe's dashboard, add a webhook endpoint subscribed to these {STRIPE_INTAKE_EVENTS.length} events, then paste its signing secret below. Put{' '}
+              <code>{BRAND.metadataClickId}</code>, <code>{BRAND.metadataCustomerKey}</code> and <code>{BRAND.metadataProgramId}</code> in your checkout session's metadata.
             </p>
-            <CodeBlock code={p.webhook_url} what="webhook URL" />
+            <ul class="stripe-events" aria-label="Stripe events to subscribe to">
+              {STRIPE_INTAKE_EVENTS.map((e) => (
+                <li key={e.type}>
+                  <code>{e.type}</code> — {e.why}
+                </li>
+              ))}
+            </ul>
+            <p class="muted">
+              <code>invoice.paid</code> is accepted too, in place of or beside <code>invoice.payment_succeeded</code>: both record the invoice under its invoice id, so each invoice is counted once
+              (the second answers <code>already_recorded</code>).
+            </p>
+            {p.intake_url ? (
+              <>
+                <p class="muted">
+                  This connection's own address: set it as the URL of the webhook endpoint in Stripe. It stays the same when you replace the secret or account; disconnecting and connecting
+                  again gives a new one.
+                </p>
+                <CodeBlock code={p.intake_url} what="webhook URL" />
+                <p class="muted">
+                  The shared address <code>{p.webhook_url}</code> still works for events that name this program's account or its <code>{BRAND.metadataProgramId}</code>, but refunds
+                  and disputes without them are refused there: use the address above.
+                </p>
+              </>
+            ) : (
+              <>
+                <p class="muted">
+                  Connecting gives this program its own webhook address. In Stripe, add a webhook endpoint (you can enter the address below for now), copy its signing secret and
+                  connect below; then change the endpoint's URL in Stripe to the address shown here.
+                </p>
+                <CodeBlock code={p.webhook_url} what="shared webhook URL" />
+              </>
+            )}
           </>
         ) : null}
       </section>

@@ -1,14 +1,13 @@
 /** Readiness: the integration checklist with the next step of each open item, and the code to paste. */
-import { BRAND } from '@reftrack/contract';
+import { BRAND, trackerSnippet } from '@reftrack/contract';
 import type { DashboardProgram } from '@reftrack/contract';
 import { api } from '../lib/api.js';
 import { useLoad } from '../lib/use-load.js';
 import { formatDateTime } from '../lib/format.js';
 import { AccessMissing, CodeBlock, ErrorNotice, isForbidden, Loading } from '../components/ui.js';
 
-export function trackerSnippet(origin: string, programId: number): string {
-  return `<script src="${origin}/tracker.js" ${BRAND.scriptProgramAttribute}="${programId}" defer></script>`;
-}
+/** The one tracker tag (the contract's, shared with `reftrack init` and docs/tracker.md). */
+export { trackerSnippet };
 
 export function sdkLines(origin: string): string {
   return [

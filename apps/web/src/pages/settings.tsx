@@ -48,6 +48,9 @@ function KeySection({ program, reload }: { program: DashboardProgram; reload: ()
   const [fresh, setFresh] = useState<GeneratedKey | null>(null);
   const rotateBy = program.key_rotation?.rotate_by;
   const retired = rotateBy ? Date.parse(rotateBy) <= Date.now() : false;
+  // A key made with the program was never shown (5.1): nobody can have deployed it, so generating
+  // the first one is no rotation and needs no warning. Once a key was shown, a new one replaces it.
+  const shown = program.api_key_revealed_at !== null || fresh !== null;
 
   async function generate() {
     setConfirming(false);
@@ -81,12 +84,17 @@ function KeySection({ program, reload }: { program: DashboardProgram; reload: ()
         <div>
           <dt>Current key</dt>
           <dd>
-            <code class="masked" aria-label={program.api_token_masked ? `key ending in ${program.api_token_masked.slice(-4)}` : 'no key'}>
-              {program.api_token_masked ?? 'none'}
-            </code>
+            {shown ? (
+              <code class="masked" aria-label={program.api_token_masked ? `key ending in ${program.api_token_masked.slice(-4)}` : 'no key'}>
+                {program.api_token_masked ?? 'none'}
+              </code>
+            ) : (
+              <span class="muted">Not generated yet</span>
+            )}
           </dd>
         </div>
       </dl>
+      {!shown && owner ? <p>This program's key has never been shown, so nothing uses it yet: generate it to report leads and sales from your server.</p> : null}
       {fresh ? (
         <div class="notice success new-key" role="status" aria-live="polite">
           <h3>Your new key — shown only once</h3>
@@ -105,9 +113,15 @@ function KeySection({ program, reload }: { program: DashboardProgram; reload: ()
       ) : null}
       {owner ? (
         <div class="actions">
-          <button type="button" class="danger" disabled={busy} onClick={() => setConfirming(true)}>
-            {busy ? 'Generating…' : program.api_token_masked ? 'Regenerate key' : 'Generate key'}
-          </button>
+          {shown ? (
+            <button type="button" class="danger" disabled={busy} onClick={() => setConfirming(true)}>
+              {busy ? 'Generating…' : 'Regenerate key'}
+            </button>
+          ) : (
+            <button type="button" disabled={busy} onClick={generate}>
+              {busy ? 'Generating…' : 'Generate key'}
+            </button>
+          )}
         </div>
       ) : (
         <p class="notice info">{ERRORS.ownerRequired.message}.</p>
@@ -115,7 +129,7 @@ function KeySection({ program, reload }: { program: DashboardProgram; reload: ()
       <ErrorNotice error={error} />
       <ConfirmDialog
         open={confirming}
-        title={program.api_token_masked ? 'Regenerate the API key?' : 'Generate the API key?'}
+        title="Regenerate the API key?"
         confirmLabel="Generate new key"
         danger
         onConfirm={generate}

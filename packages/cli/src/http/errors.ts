@@ -98,6 +98,8 @@ export function hintFor(ctx: HintContext): string {
     return `The program may have been created anyway: run \`${cli} programs\` before retrying${ctx.requestId ? ` (request id ${ctx.requestId})` : ''}.`;
   }
   if (message === ERRORS.cliStripeConnectRetired.message) return 'Connect the payment processor in the dashboard.';
+  if (message === ERRORS.cliProgramKeyAlreadyShown.message) return `The key was shown meanwhile (in the dashboard or another terminal). Run \`${cli} keys generate\` again: it asks before replacing it.`;
+  if (message === ERRORS.ownerRequired.message) return `Ask a workspace owner to run \`${cli} keys generate\` or to generate the key in the dashboard. Logging in again does not change your role.`;
   if (ctx.status === 404 && message === ERRORS.routeNotFound.message) {
     return `The server at ${ctx.baseUrl} has no ${ROUTES[ctx.route].path} route. Check --base-url or REFTRACK_BASE_URL, or update the server.`;
   }
@@ -108,7 +110,7 @@ export function hintFor(ctx: HintContext): string {
   if (ctx.status === 401 || ctx.status === 403) {
     if (kind === 'login_token') return `Run \`${cli} login\`, then retry. (A new program key does not fix this: the login token is what failed.)`;
     if (kind === 'program_key') {
-      return 'Check the program key in --api-key or REFTRACK_API_KEY (it starts with aff_). If it was regenerated, use the new one; a workspace owner can regenerate it in the dashboard (Program settings → API key). Logging in again does not fix this.';
+      return `Check the program key in --api-key or REFTRACK_API_KEY (it starts with aff_). If it was regenerated, use the new one; a workspace owner can generate a new one with \`${cli} keys generate <program id>\` or in the dashboard (Program settings → API key). Logging in again does not fix this.`;
     }
     return `Run \`${cli} login\` again.`;
   }

@@ -3,7 +3,20 @@
  * server at all, must fail with a message naming the field, not with "cannot read property of
  * undefined" three calls later.
  */
-import type { ChainStep, CliAuthPollData, CliAuthStartResponse, CliChainResponse, CliInitResponse, CliProgramsResponse, CliStatusResponse, CliTestEventResponse, Program, ReadinessItem } from '@reftrack/contract';
+import type {
+  ChainStep,
+  CliAuthLogoutResponse,
+  CliAuthPollData,
+  CliAuthStartResponse,
+  CliChainResponse,
+  CliInitResponse,
+  CliProgramKeyResponse,
+  CliProgramsResponse,
+  CliStatusResponse,
+  CliTestEventResponse,
+  Program,
+  ReadinessItem,
+} from '@reftrack/contract';
 import { COMMISSION_TYPES, LEAD_AUTH_MODES, TEST_EVENT_TYPES } from '@reftrack/contract';
 import { CLI_CODES, CliError } from '../cli-error.js';
 import { EXIT } from '../exit-codes.js';
@@ -127,6 +140,13 @@ export function parseAuthPoll(body: unknown): CliAuthPollData {
   return { status, token: d.at('token').str(), account: { email: account.at('email').str(), name: account.at('name').strOrNull() } };
 }
 
+export function parseLogout(body: unknown): CliAuthLogoutResponse['data'] {
+  const d = data('auth/logout', body);
+  const revoked = d.at('revoked');
+  if (revoked.value !== true) throw new ShapeError(revoked.where, revoked.path, 'true');
+  return { revoked: true, revoked_at: d.at('revoked_at').date() };
+}
+
 function program(r: Reader): Program & { advertiser_id: number | null } {
   return {
     id: r.at('id').int(),
@@ -155,7 +175,27 @@ export function parseInit(body: unknown): CliInitResponse['data'] {
 }
 
 export function parsePrograms(body: unknown): CliProgramsResponse['data'] {
-  return data('programs', body).arr().map(programWithAdvertiser);
+  return data('programs', body)
+    .arr()
+    .map((r) => {
+      const p = programWithAdvertiser(r);
+      // Absent from servers before it existed: left out then, and `keys generate` asks as for a shown key.
+      const revealed = r.at('api_key_revealed_at');
+      return revealed.value === undefined ? p : { ...p, api_key_revealed_at: revealed.value === null ? null : revealed.date() };
+    });
+}
+
+export function parseProgramKey(body: unknown): CliProgramKeyResponse['data'] {
+  const d = data('programs/:id/key', body);
+  const apiKey = d.at('api_key');
+  if (!/^\S{16,}$/.test(apiKey.str())) throw new ShapeError(apiKey.where, apiKey.path, 'a program key');
+  return {
+    program_id: d.at('program_id').int(),
+    api_key: apiKey.str(),
+    api_token_masked: d.at('api_token_masked').strOrNull(),
+    replaced: d.at('replaced').bool(),
+    note: d.at('note').str(),
+  };
 }
 
 const READINESS_KEYS = ['click_seen', 'lead_seen', 'sale_seen', 'test_event_seen', 'processor_connected', 'key_status'] as const;

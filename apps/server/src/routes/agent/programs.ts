@@ -1,12 +1,14 @@
 /** /api/agent/v1/programs — read and update programs of the agent key's workspace (4.8, 5.6). */
 import type { Context } from 'koa';
 import { ERRORS } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
+import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
+import { requestActor } from '../../auth/actor.js';
 import type { AppDeps } from '../../deps.js';
 import { parseId } from '../../auth/workspace-access.js';
 import { programQuery, readProgram, toProgramView } from '../../db/programs.js';
 import { parseProgramUpdate } from '../../domain/program-input.js';
+import { updateProgram } from '../../domain/program-update.js';
 
 /** A program of another workspace answers 404, like a missing one. */
 async function ownProgram(deps: AppDeps, ctx: Context): Promise<number> {
@@ -33,7 +35,7 @@ export function agentUpdateProgram(deps: AppDeps) {
   return async function handleUpdate(ctx: Context): Promise<void> {
     const id = await ownProgram(deps, ctx);
     const update = parseProgramUpdate(readBody(ctx));
-    await deps.db('programs').where({ id }).update({ ...update, updated_at: deps.now() });
+    await updateProgram(deps.db, id, update, deps.now(), requestActor(ctx));
     deps.links.invalidate();
     ctx.body = { success: true, data: await readProgram(deps.db, id) };
   };

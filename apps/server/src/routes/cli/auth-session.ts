@@ -6,12 +6,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { ERRORS, LIMITS, type CliAuthPollResponse, type CliAuthStartResponse } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
-import { readBody, str } from '../../http/input.js';
+import { fail } from '../../api-error.js';
+import { readBody } from '../../http/input.js';
+import { str } from '../../domain/json-values.js';
 import type { AppDeps } from '../../deps.js';
 import { sha256Hex } from '../../auth/secret-hash.js';
 import { issueLoginToken } from '../../auth/login-token.js';
-import { accountFromIdToken } from '../dashboard/session.js';
+import { accountFromIdToken } from '../../accounts/id-token-sign-in.js';
+import { spendIdToken } from '../../auth/id-token-use.js';
+import { cliLoginNonce } from '../../auth/nonce.js';
 
 const POLL_INTERVAL_SECONDS = 2;
 const SESSION_MS = LIMITS.cliLoginSessionSeconds * 1000;
@@ -38,9 +41,16 @@ export function authCallback(deps: AppDeps) {
     const session = await deps.db('cli_login_sessions').where({ state_hash: sha256Hex(state) }).first('id', 'status', 'expires_at');
     if (!session || session.status !== 'pending') fail(ERRORS.cliCallbackNotFound);
     if (Number(session.expires_at) <= deps.now()) fail(ERRORS.cliCallbackExpired);
-    const account = await accountFromIdToken(deps, idToken);
-    const won = await deps.db('cli_login_sessions').where({ id: session.id, status: 'pending' }).update({ status: 'complete', account_id: account.id, completed_at: deps.now() });
-    if (won === 0) fail(ERRORS.cliCallbackNotFound);
+    // Under OIDC the login page sent the identity provider a nonce derived from this state
+    // (login-page.ts); the development sign-in page sends none.
+    const { account, token } = await accountFromIdToken(deps, idToken, { nonce: deps.identity.kind === 'oidc' ? cliLoginNonce(state) : undefined });
+    const now = deps.now();
+    await deps.atomic(async (trx) => {
+      await spendIdToken(trx, token, now);
+      const won = await trx('cli_login_sessions').where({ id: session.id, status: 'pending' }).update({ status: 'complete', account_id: account.id, completed_at: now });
+      // Another callback completed the session first: the throw rolls back the token's use too.
+      if (won === 0) fail(ERRORS.cliCallbackNotFound);
+    });
     ctx.body = { success: true, data: { status: 'complete', account: { email: account.email, name: account.name } } };
   };
 }
@@ -64,7 +74,8 @@ export function authPoll(deps: AppDeps) {
       const won = await deps.db('cli_login_sessions').where({ id: session.id, status: 'complete' }).update({ status: 'consumed', consumed_at: now });
       if (won === 0) fail(ERRORS.cliPollConsumed);
       const account = await deps.db('accounts').where({ id: session.account_id }).first('email', 'name');
-      data = { status: 'complete', token: await issueLoginToken(deps.db, session.account_id, now), account: { email: account.email, name: account.name ?? null } };
+      const token = await issueLoginToken(deps.db, session.account_id, now, ctx.get('user-agent'));
+      data = { status: 'complete', token, account: { email: account.email, name: account.name ?? null } };
       ctx.set('Cache-Control', 'no-store');
     }
     ctx.body = { success: true, data } satisfies CliAuthPollResponse;

@@ -1,8 +1,9 @@
 /** POST /api/v1/cli/init and GET /api/v1/cli/programs (login token; 4.7, 7.6). */
 import type { Context } from 'koa';
-import { BRAND, ERRORS, type CliInitResponse, type CliProgramsResponse } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
+import { BRAND, ERRORS, trackerSnippet, type CliInitResponse, type CliProgramsResponse } from '@reftrack/contract';
+import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
+import { requestActor } from '../../auth/actor.js';
 import type { AppDeps } from '../../deps.js';
 import { authenticateLoginToken, LOGIN_TOKEN_ERRORS } from '../../auth/login-token.js';
 import { demand, roleIn } from '../../auth/workspace-access.js';
@@ -25,17 +26,17 @@ export function cliInit(deps: AppDeps) {
       if (!owned) fail(ERRORS.cliInitNoAdvertiser);
       workspaceId = owned.workspace_id;
     }
-    const program = await createProgram(deps.db, workspaceId, parseNewProgram(body), deps.now());
+    const program = await createProgram(deps.db, workspaceId, parseNewProgram(body), deps.now(), requestActor(ctx));
     const base = deps.config.publicBaseUrl;
     ctx.status = 201;
     ctx.body = {
       success: true,
       data: {
         program: { ...program, advertiser_id: workspaceId },
-        api_key_instructions: `The program key is never shown at creation. A workspace owner generates it in the dashboard (${base}/ → Programs → ${program.name} → API key → Generate) and stores it server-side as ${BRAND.token.toUpperCase()}_API_KEY.`,
+        api_key_instructions: `The program key is never shown at creation. A workspace owner generates it once, from the terminal with \`${BRAND.cli} keys generate ${program.id}\`, or in the dashboard (${base}/programs/${program.id}/settings → API key → Generate key), and stores it server-side as ${BRAND.token.toUpperCase()}_API_KEY.`,
         next_steps: [
-          `Add the tracker to your site: <script src="${base}/tracker.js" ${BRAND.scriptProgramAttribute}="${program.id}" defer></script>`,
-          'Generate the program key in the dashboard and set REFTRACK_API_KEY on your server.',
+          `Add the tracker to your site: ${trackerSnippet(base, program.id)}`,
+          `Generate the program key (\`${BRAND.cli} keys generate ${program.id}\`, or Generate key in the dashboard) and set REFTRACK_API_KEY on your server.`,
           'Report signups: await reftrack.trackLead({ clickId, customerExternalId: user.id })',
           'Report payments: await reftrack.trackSale({ customerExternalId: user.id, amount: 4900, invoiceId: invoice.id })',
           `Check the integration: ${BRAND.cli} test-event chain`,

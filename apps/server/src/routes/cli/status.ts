@@ -4,7 +4,7 @@ import type { CliStatusResponse } from '@reftrack/contract';
 import type { AppDeps } from '../../deps.js';
 import { authenticateProgramKey, keyState, KEY_ERRORS } from '../../auth/program-key.js';
 import { readProgram } from '../../db/programs.js';
-import { computeReadiness } from '../programs/readiness.js';
+import { computeReadiness } from '../../domain/readiness.js';
 
 export function cliStatus(deps: AppDeps) {
   return async function handleStatus(ctx: Context): Promise<void> {

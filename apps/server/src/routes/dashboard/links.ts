@@ -1,28 +1,44 @@
 /** Referral links (2.3, 3.3): create, list with clicks and last click, switch on and off. */
 import type { Context } from 'koa';
+import type { Knex } from 'knex';
 import { insertId } from '../../db/insert-id.js';
 import { ERRORS, IDENTIFIER_PATTERN, type DashboardLink } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
-import { readBody, str } from '../../http/input.js';
+import { fail } from '../../api-error.js';
+import { readBody } from '../../http/input.js';
+import { str } from '../../domain/json-values.js';
 import type { AppDeps } from '../../deps.js';
+import { requestActor } from '../../auth/actor.js';
+import { appendEvents } from '../../db/outbox.js';
+import { enrollPartner } from '../../domain/partners.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
 import { bool, isUniqueViolation } from '../../db/knex.js';
+import { DEMO_SHOP_PATH } from '../../seed/demo.js';
 
-function linkQuery(deps: AppDeps) {
-  return deps.db('referral_links as l')
+function linkQuery(db: Knex) {
+  return db('referral_links as l')
     .leftJoin('partners as pa', 'pa.id', 'l.partner_id')
     .leftJoin('programs as pr', 'pr.id', 'l.program_id')
     .select('l.id', 'l.short_link', 'l.partner_id', 'pa.code as partner_code', 'l.program_id', 'pr.domain', 'l.clicks', 'l.last_clicked', 'l.active', 'l.created_at');
 }
 
-function linkView(row: Record<string, unknown>): DashboardLink {
+/**
+ * The address a partner shares: the program's site with `?aff=`; while `start --demo` runs, the demo
+ * program's links lead to the demo shop, whose page carries the tracker (its domain, localhost, has none).
+ */
+function shareUrl(deps: AppDeps, row: Record<string, unknown>): string | null {
+  const aff = encodeURIComponent(String(row.short_link));
+  if (deps.demo && Number(row.program_id) === deps.demo.programId) return `${deps.config.publicBaseUrl}${DEMO_SHOP_PATH}?aff=${aff}`;
+  return row.domain ? `https://${row.domain}/?aff=${aff}` : null;
+}
+
+function linkView(deps: AppDeps, row: Record<string, unknown>): DashboardLink {
   return {
     id: Number(row.id),
     short_link: row.short_link as string,
     partner_id: row.partner_id == null ? null : Number(row.partner_id),
     partner_code: (row.partner_code as string | null) ?? null,
     program_id: row.program_id == null ? null : Number(row.program_id),
-    url: row.domain ? `https://${row.domain}/?aff=${encodeURIComponent(String(row.short_link))}` : null,
+    url: shareUrl(deps, row),
     clicks: Number(row.clicks),
     last_clicked: row.last_clicked == null ? null : new Date(Number(row.last_clicked)).toISOString(),
     active: bool(row.active),
@@ -33,8 +49,8 @@ export function listLinks(deps: AppDeps) {
   return async function handleList(ctx: Context): Promise<void> {
     const programId = parseId(ctx.params.id);
     await programWithRole(deps.db, ctx.state.account!.accountId, programId, 'partners:read');
-    const rows = await linkQuery(deps).where({ 'l.program_id': programId, 'l.is_test': false }).orderBy('l.id');
-    ctx.body = { success: true, data: rows.map(linkView) };
+    const rows = await linkQuery(deps.db).where({ 'l.program_id': programId, 'l.is_test': false }).orderBy('l.id');
+    ctx.body = { success: true, data: rows.map((row) => linkView(deps, row)) };
   };
 }
 
@@ -50,12 +66,16 @@ export function createLink(deps: AppDeps) {
     const partner = await deps.db('partners').where({ id: partnerId, workspace_id: workspaceId }).first('id');
     if (!partner) fail(ERRORS.partnerNotFound);
     const now = deps.now();
-    let id: number;
+    const actor = requestActor(ctx);
+    let link: DashboardLink;
     try {
-      id = await deps.db.transaction(async (trx) => {
+      link = await deps.atomic(async (trx) => {
         // A link's partner is enrolled in its program, so the link's sales can be commissioned.
-        await trx('partner_programs').insert({ partner_id: partnerId, program_id: programId, created_at: now }).onConflict(['partner_id', 'program_id']).ignore();
-        return insertId(trx, 'referral_links', { short_link: shortLink, partner_id: partnerId, program_id: programId, active: body.active === false ? false : true, created_at: now });
+        await enrollPartner(trx, partnerId, programId, now, actor);
+        const id = await insertId(trx, 'referral_links', { short_link: shortLink, partner_id: partnerId, program_id: programId, active: body.active === false ? false : true, created_at: now });
+        const view = linkView(deps, await linkQuery(trx).where('l.id', id).first());
+        await appendEvents(trx, [{ type: 'link.created', programId, data: { link: view }, occurredAt: now, actor }]);
+        return view;
       });
     } catch (err) {
       if (isUniqueViolation(err)) fail(ERRORS.shortLinkTaken);
@@ -63,7 +83,7 @@ export function createLink(deps: AppDeps) {
     }
     deps.links.invalidate(shortLink);
     ctx.status = 201;
-    ctx.body = { success: true, data: linkView(await linkQuery(deps).where('l.id', id).first()) };
+    ctx.body = { success: true, data: link };
   };
 }
 
@@ -80,8 +100,16 @@ export function updateLink(deps: AppDeps) {
     });
     const body = readBody(ctx);
     if (typeof body.active !== 'boolean') fail(ERRORS.activeInvalid);
-    await deps.db('referral_links').where({ id }).update({ active: body.active });
+    const active = body.active;
+    const now = deps.now();
+    const actor = requestActor(ctx);
+    const view = await deps.atomic(async (trx) => {
+      const changed = await trx('referral_links').where({ id }).whereNot({ active }).update({ active });
+      const updated = linkView(deps, await linkQuery(trx).where('l.id', id).first());
+      if (changed > 0) await appendEvents(trx, [{ type: 'link.updated', programId: Number(link.program_id), data: { link: updated, changed: ['active'] }, occurredAt: now, actor }]);
+      return updated;
+    });
     deps.links.invalidate(link.short_link);
-    ctx.body = { success: true, data: linkView(await linkQuery(deps).where('l.id', id).first()) };
+    ctx.body = { success: true, data: view };
   };
 }

@@ -2,9 +2,12 @@
 import type { Context } from 'koa';
 import { insertId } from '../../db/insert-id.js';
 import { ERRORS, IDENTIFIER_PATTERN, type DashboardPartner } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
-import { readBody, str } from '../../http/input.js';
+import { fail } from '../../api-error.js';
+import { readBody } from '../../http/input.js';
+import { str } from '../../domain/json-values.js';
 import type { AppDeps } from '../../deps.js';
+import { requestActor } from '../../auth/actor.js';
+import { enrollPartner } from '../../domain/partners.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
 import { isUniqueViolation } from '../../db/knex.js';
 
@@ -53,7 +56,8 @@ export function addPartner(deps: AppDeps) {
         throw err;
       }
     }
-    await deps.db('partner_programs').insert({ partner_id: partnerId, program_id: programId, created_at: now }).onConflict(['partner_id', 'program_id']).ignore();
+    const actor = requestActor(ctx);
+    await deps.atomic((trx) => enrollPartner(trx, partnerId, programId, now, actor));
     const partner = await deps.db('partners').where({ id: partnerId }).first('id', 'name', 'email', 'code');
     ctx.status = 201;
     ctx.body = { success: true, data: { ...partner, program_id: programId } };

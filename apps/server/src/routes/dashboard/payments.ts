@@ -1,22 +1,28 @@
 /**
  * /api/dashboard/programs/:id/payments — the processor connection (6.1: "connected in the dashboard").
- * The webhook signing secret is stored for the intake and never read back.
+ * The webhook signing secret is stored encrypted for the intake and never read back; the answer
+ * shows the connection's own intake address (`intake_url`), the one to give Stripe.
  */
 import type { Context } from 'koa';
-import { ERRORS, type PaymentsConnection } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
-import { readBody, str } from '../../http/input.js';
+import { ERRORS, ROUTES, type PaymentsConnection } from '@reftrack/contract';
+import { fail } from '../../api-error.js';
+import { readBody } from '../../http/input.js';
+import { str } from '../../domain/json-values.js';
+import { requestActor } from '../../auth/actor.js';
 import type { AppDeps } from '../../deps.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
+import { connectionOfProgram, deleteConnection, saveConnection } from '../../db/processor-connections.js';
 
 async function view(deps: AppDeps, programId: number): Promise<PaymentsConnection> {
-  const row = await deps.db('programs').where({ id: programId }).first('stripe_account_id', 'stripe_webhook_secret');
+  const connection = await connectionOfProgram(deps.db, programId);
+  const base = deps.config.publicBaseUrl;
   return {
     provider: 'stripe',
-    connected: Boolean(row?.stripe_account_id && row?.stripe_webhook_secret),
-    stripe_account_id: row?.stripe_account_id ?? null,
-    webhook_secret_set: Boolean(row?.stripe_webhook_secret),
-    webhook_url: `${deps.config.publicBaseUrl}/api/v1/webhooks/stripe`,
+    connected: Boolean(connection?.accountId),
+    stripe_account_id: connection?.accountId ?? null,
+    webhook_secret_set: Boolean(connection),
+    webhook_url: base + ROUTES.stripeWebhook.path,
+    intake_url: connection ? base + ROUTES.stripeWebhookEndpoint.path.replace(':endpointId', connection.endpointId) : null,
   };
 }
 
@@ -37,7 +43,7 @@ export function connectPayments(deps: AppDeps) {
     const secret = str(body.webhook_secret);
     if (!account || !/^acct_[A-Za-z0-9]{1,100}$/.test(account)) fail(ERRORS.stripeAccountInvalid);
     if (!secret || !/^whsec_[A-Za-z0-9+/=_-]{1,200}$/.test(secret)) fail(ERRORS.webhookSecretInvalid);
-    await deps.db('programs').where({ id }).update({ stripe_account_id: account, stripe_webhook_secret: secret, updated_at: deps.now() });
+    await saveConnection(deps.db, deps.secrets, id, account, secret, deps.now(), requestActor(ctx));
     ctx.body = { success: true, data: await view(deps, id) };
   };
 }
@@ -46,7 +52,7 @@ export function disconnectPayments(deps: AppDeps) {
   return async function handleDisconnect(ctx: Context): Promise<void> {
     const id = parseId(ctx.params.id);
     await programWithRole(deps.db, ctx.state.account!.accountId, id, 'payments:write');
-    await deps.db('programs').where({ id }).update({ stripe_account_id: null, stripe_webhook_secret: null, updated_at: deps.now() });
+    await deleteConnection(deps.db, id, deps.now(), requestActor(ctx));
     ctx.body = { success: true, data: await view(deps, id) };
   };
 }

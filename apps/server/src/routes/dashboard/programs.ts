@@ -1,13 +1,15 @@
 /** /api/dashboard/programs — list, create, read, update (2.1), readiness (4.5) for signed-in members. */
 import type { Context } from 'koa';
 import { ERRORS, type DashboardProgram } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
+import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
+import { requestActor } from '../../auth/actor.js';
 import type { AppDeps } from '../../deps.js';
 import { demand, parseId, programWithRole, roleIn } from '../../auth/workspace-access.js';
 import { createProgram, programQuery, readProgram, toProgramView } from '../../db/programs.js';
 import { parseNewProgram, parseProgramUpdate } from '../../domain/program-input.js';
-import { computeReadiness } from '../programs/readiness.js';
+import { updateProgram } from '../../domain/program-update.js';
+import { computeReadiness } from '../../domain/readiness.js';
 
 export function listPrograms(deps: AppDeps) {
   return async function handleList(ctx: Context): Promise<void> {
@@ -35,7 +37,7 @@ export function createDashboardProgram(deps: AppDeps) {
     const role = await roleIn(deps.db, accountId, workspaceId);
     if (!role) fail(ERRORS.workspaceNotFound);
     demand(role, 'programs:write');
-    const program = await createProgram(deps.db, workspaceId, parseNewProgram(body), deps.now());
+    const program = await createProgram(deps.db, workspaceId, parseNewProgram(body), deps.now(), requestActor(ctx));
     ctx.status = 201;
     ctx.body = { success: true, data: program };
   };
@@ -55,7 +57,7 @@ export function updateDashboardProgram(deps: AppDeps) {
     const id = parseId(ctx.params.id);
     await programWithRole(deps.db, ctx.state.account!.accountId, id, 'programs:write');
     const update = parseProgramUpdate(readBody(ctx));
-    await deps.db('programs').where({ id }).update({ ...update, updated_at: deps.now() });
+    await updateProgram(deps.db, id, update, deps.now(), requestActor(ctx));
     // The click route caches the attribution window with each link.
     deps.links.invalidate();
     ctx.body = { success: true, data: await readProgram(deps.db, id) };

@@ -1,11 +1,12 @@
 /** POST/GET/DELETE /api/dashboard/session — sign in with an id_token, who am I, sign out. */
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
-import { DASHBOARD_SESSION_COOKIE, ERRORS, type DashboardAccount, type DashboardSession, type DashboardWorkspace } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
-import { readBody, str } from '../../http/input.js';
+import { DASHBOARD_SESSION_COOKIE, type DashboardAccount, type DashboardSession, type DashboardWorkspace } from '@reftrack/contract';
+import { readBody } from '../../http/input.js';
+import { str } from '../../domain/json-values.js';
 import type { AppDeps } from '../../deps.js';
-import { signIn } from '../../accounts/sign-in.js';
+import { accountFromIdToken } from '../../accounts/id-token-sign-in.js';
+import { spendIdToken } from '../../auth/id-token-use.js';
 import { clearSessionCookie, createSession, endSession, setSessionCookie } from '../../auth/dashboard-session.js';
 
 export async function accountSummary(db: Knex, account: DashboardAccount): Promise<DashboardSession> {
@@ -13,18 +14,15 @@ export async function accountSummary(db: Knex, account: DashboardAccount): Promi
   return { account: { id: account.id, email: account.email, name: account.name }, workspaces };
 }
 
-/** Verifies an id_token and signs its account in (creating it on first sign-in). */
-export async function accountFromIdToken(deps: AppDeps, idToken: string | undefined) {
-  if (!idToken) fail(ERRORS.idTokenRequired);
-  const identity = await deps.identity.verify(idToken);
-  if (!identity) fail(ERRORS.idTokenInvalid);
-  return signIn(deps.db, identity, deps.now());
-}
-
 export function createDashboardSession(deps: AppDeps) {
   return async function handleSignIn(ctx: Context): Promise<void> {
-    const account = await accountFromIdToken(deps, str(readBody(ctx).id_token));
-    const { token, expiresAt } = await createSession(deps.db, account.id, deps.now());
+    // The dashboard sends no nonce: the id_token is pasted or comes from the development sign-in page.
+    const { account, token: idToken } = await accountFromIdToken(deps, str(readBody(ctx).id_token));
+    const now = deps.now();
+    const { token, expiresAt } = await deps.atomic(async (trx) => {
+      await spendIdToken(trx, idToken, now);
+      return createSession(trx, account.id, now);
+    });
     setSessionCookie(ctx, deps.config.publicBaseUrl, token, expiresAt);
     ctx.body = { success: true, data: { ...(await accountSummary(deps.db, account)), expires_at: new Date(expiresAt).toISOString() } };
   };

@@ -1,8 +1,14 @@
 /** GET /docs/errors — the error reference page that `docs_url` and the rotation `Link` header point to. */
 import type { Context } from 'koa';
 import { ERROR_CODE_DESCRIPTIONS, ERRORS, STATUS_NAMES, type ErrorCode } from '@reftrack/contract';
+import { inlineHash } from '../../http/page-headers.js';
 
 const escape = (s: string): string => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+
+const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}code{background:#f2f2f2;padding:0 .2em}table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top}section{margin:1.5rem 0}';
+
+/** The page runs no script and has one inline style sheet (http/page-headers.ts). */
+export const ERRORS_PAGE_POLICY = { styles: [inlineHash(STYLE)] };
 
 function render(): string {
   const codes = Object.entries(ERROR_CODE_DESCRIPTIONS) as [ErrorCode, string][];
@@ -21,7 +27,7 @@ function render(): string {
     .join('\n');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Reftrack error reference</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}code{background:#f2f2f2;padding:0 .2em}table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top}section{margin:1.5rem 0}</style>
+<style>${STYLE}</style>
 </head><body><h1>Reftrack error reference</h1>
 <p>Clients read <code>error.code</code> first and fall back to <code>error.message</code>. Platform errors: <code>{data: null, error: {status, name, message, details, code?}}</code>. Typed errors: <code>{error: {code, message, ...}}</code>.</p>
 ${sections}

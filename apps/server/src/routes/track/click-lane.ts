@@ -13,7 +13,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { HEADERS, LIMITS, ROUTES, type ClickResponse } from '@reftrack/contract';
 import type { AppDeps } from '../../deps.js';
-import { testModeOf } from '../../http/input.js';
+import { testModeOf } from '../../domain/json-values.js';
 import { parseJsonBody } from '../../http/json-body.js';
 import { answerRate, rateKey, spendRate, type RateOutcome } from '../../http/rate-limit.js';
 import { handOff, type Handoff } from '../../http/lane-handoff.js';
@@ -21,7 +21,7 @@ import { clientIp } from '../../http/client-ip.js';
 import { requestIdFor } from '../../http/request-id.js';
 import { OPEN_CORS_HEADERS } from '../../http/cors.js';
 import { logRequestLine } from '../../http/access-log.js';
-import { recordClick, resolveLink } from './click.js';
+import { recordClick, resolveLink } from '../../domain/click.js';
 
 const PATH = ROUTES.trackClick.path;
 

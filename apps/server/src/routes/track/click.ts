@@ -1,136 +1,19 @@
-/** POST /api/v1/track/click — spec 4.1, 3.1, 3.3, 7.3. The hot path: reads cached, writes group-committed. */
-import type { IncomingHttpHeaders } from 'node:http';
-import { insertId } from '../../db/insert-id.js';
+/** POST /api/v1/track/click — spec 4.1, 7.3: the body and the request's origin; the rules are domain/click.ts. */
 import type { Context } from 'koa';
-import { ERRORS, type ClickResponse, type TestClickResponse } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
-import { readBody, str, testModeOf, text } from '../../http/input.js';
+import { readBody } from '../../http/input.js';
+import { testModeOf } from '../../domain/json-values.js';
 import type { AppDeps } from '../../deps.js';
-import { newClickId } from '../../domain/ids.js';
-import { parseUserAgent } from '../../domain/user-agent.js';
-import { findProgramKey } from '../../auth/program-key.js';
 import { bearerToken } from '../../auth/bearer.js';
-import type { ResolvedLink } from '../../db/link-cache.js';
-import { CLICK_EVENT_COLUMNS, CUSTOMER_COLUMNS, rowObject, type Row } from '../../db/click-batcher.js';
-
-const URL_MAX = 2048;
-/** Any printable value may name a (legacy) link; control characters, NUL included, never do. */
-const SHORT_LINK = /^[^\u0000-\u001f\u007f]{1,200}$/;
-const CLICK_ID = /^[A-Za-z0-9_]{1,64}$/;
-
-export type ClickLink = ResolvedLink & { partnerId: number; programId: number; partnerCode: string };
-
-/** What the click derives from the HTTP request besides the body (geo, user agent). */
-export interface ClickOrigin {
-  ip: string;
-  headers: IncomingHttpHeaders;
-}
-
-/** Rule 1: the `aff` value of `affiliate_url`, resolved to an active, complete referral link. */
-export async function resolveLink(deps: AppDeps, affiliateUrl: unknown): Promise<ClickLink> {
-  if (affiliateUrl === undefined || affiliateUrl === null || affiliateUrl === '') fail(ERRORS.clickAffiliateUrlRequired);
-  let url: URL;
-  try {
-    if (typeof affiliateUrl !== 'string') throw new TypeError('not a string');
-    url = new URL(affiliateUrl);
-  } catch {
-    fail(ERRORS.clickInvalidAffiliateUrl);
-  }
-  const aff = url.searchParams.get('aff')?.trim();
-  if (!aff) fail(ERRORS.clickNoAffParam);
-  const link = SHORT_LINK.test(aff) ? await deps.links.get(aff) : null;
-  if (!link) fail(ERRORS.clickLinkNotFound);
-  if (link.partnerId === null || link.programId === null || link.partnerCode === null) fail(ERRORS.clickInvalidLinkConfig);
-  if (!link.active) fail(ERRORS.clickLinkDisabled);
-  return link as ClickLink;
-}
-
-/** The click event's values, in the order of CLICK_EVENT_COLUMNS. */
-function clickEventRow(origin: ClickOrigin, deps: AppDeps, body: Record<string, unknown>, link: { id: number; partnerId: number }, programId: number, clickId: string, test: boolean, now: number): Row {
-  const header = origin.headers['user-agent'];
-  const userAgent = text(body.user_agent, 1024) ?? (typeof header === 'string' && header ? header : null);
-  const geo = deps.geo.lookup(origin.ip, origin.headers);
-  const device = parseUserAgent(userAgent ?? undefined);
-  return [
-    programId,
-    link.id,
-    link.partnerId,
-    clickId,
-    test,
-    text(body.session_id, 255),
-    text(body.page_url, URL_MAX),
-    text(body.page_title, 512),
-    text(body.referrer_url, URL_MAX),
-    text(body.screen_resolution, 32),
-    text(body.viewport_size, 32),
-    text(body.language, 35),
-    text(body.timezone, 64),
-    userAgent,
-    geo.geo_country,
-    geo.geo_region,
-    geo.geo_city,
-    device.device_type,
-    device.device_os,
-    device.browser_name,
-    now,
-    now,
-  ];
-}
-
-/** Rule 3: a test click with a key must name the key's own program. */
-async function testClick(ctx: Context, deps: AppDeps, body: Record<string, unknown>, link: ClickLink, requested?: number): Promise<TestClickResponse> {
-  const programId = requested ?? link.programId;
-  const token = bearerToken(ctx.get('authorization'));
-  // Only a key and a program_id sent together are compared; a test event without a key is not checked.
-  if (token && requested !== undefined) {
-    const key = await findProgramKey(deps.db, token);
-    if (!key || key.programId !== programId) fail(ERRORS.programIdMismatch);
-  }
-  const now = deps.now();
-  const exists = await deps.db('programs').where({ id: programId }).first('id');
-  if (!exists) fail(ERRORS.clickInvalidLinkConfig);
-  const clickId = str(body.existing_click_id)?.slice(0, 64) ?? newClickId();
-  const eventId = await insertId(deps.db, 'click_events', rowObject(CLICK_EVENT_COLUMNS, clickEventRow(originOf(ctx), deps, body, link, programId, clickId, true, now)));
-  return { success: true, message: 'Test click recorded', data: { eventId, programId, test_mode: true } };
-}
-
-const originOf = (ctx: Context): ClickOrigin => ({ ip: ctx.ip, headers: ctx.req.headers });
-
-/**
- * Rules 2 and 3.1: records a click for a resolved link and answers its click id. Real clicks are
- * group-committed with their counters; a `test` click (synthetic chains) writes a test-flagged
- * customer and event at once and touches no counter.
- */
-export async function recordClick(deps: AppDeps, origin: ClickOrigin, body: Record<string, unknown>, link: ClickLink, test = false): Promise<ClickResponse> {
-  const now = deps.now();
-  const existingClickId = str(body.existing_click_id);
-  let clickId: string | undefined;
-  if (existingClickId && CLICK_ID.test(existingClickId)) {
-    // First-click attribution (3.1): an existing customer of this program keeps its click id and partner.
-    const existing = await deps.db('customers').where({ click_id: existingClickId, program_id: link.programId, is_test: test }).first('click_id');
-    clickId = existing?.click_id;
-  }
-  const id = clickId ?? newClickId(now);
-  // CUSTOMER_COLUMNS order.
-  const customer = clickId === undefined ? [id, link.programId, link.partnerId, link.id, 'click', test, now, now] : undefined;
-  const event = clickEventRow(origin, deps, body, link, link.programId, id, test, now);
-  if (test) {
-    await deps.db.transaction(async (trx) => {
-      if (customer) await trx('customers').insert(rowObject(CUSTOMER_COLUMNS, customer));
-      await trx('click_events').insert(rowObject(CLICK_EVENT_COLUMNS, event));
-    });
-  } else {
-    deps.faults.beforeClickSubmit?.();
-    await deps.clicks.submit({ customer, event, linkId: link.id, partnerId: link.partnerId, programId: link.programId, at: now });
-  }
-  return { success: true, click_id: id, partner_code: link.partnerCode, cookie_window_days: link.attributionWindowDays };
-}
+import { recordClick, recordTestClick, resolveLink, type ClickOrigin } from '../../domain/click.js';
 
 export function trackClick(deps: AppDeps) {
   return async function handleClick(ctx: Context): Promise<void> {
     const body = readBody(ctx);
     const link = await resolveLink(deps, body.affiliate_url);
     const test = testModeOf(body);
-    ctx.body = test.testMode ? await testClick(ctx, deps, body, link, test.programId) : await recordClick(deps, originOf(ctx), body, link);
+    const origin: ClickOrigin = { ip: ctx.ip, headers: ctx.req.headers };
+    ctx.body = test.testMode
+      ? await recordTestClick(deps, origin, bearerToken(ctx.get('authorization')), body, link, test.programId)
+      : await recordClick(deps, origin, body, link);
   };
 }

@@ -1,6 +1,6 @@
 /** The 4.6 query string, validated into a typed value. */
 import { ERRORS, EVENT_TYPES, LIMITS, type EventType } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
+import { fail } from '../../api-error.js';
 
 export interface EventsQuery {
   page: number;

@@ -1,8 +1,16 @@
 /**
- * POST /api/v1/webhooks/stripe — the payment-processor intake of spec 6.1 (docs/stripe.md).
+ * The payment-processor intake of spec 6.1 (docs/stripe.md), at two addresses:
  *
- * 1. The signature is verified with the `stripe` library against the signing secret stored for
- *    the connected program (stripe-verify.ts); a bad or missing one answers 400 and stores nothing.
+ * - POST /api/v1/webhooks/stripe/:endpointId — a connection's own address (recommended): the
+ *   connection's secret is the only one checked; an unknown id answers 404 before anything else.
+ * - POST /api/v1/webhooks/stripe — the shared address: the event's `account` or
+ *   `metadata.program_id` chooses one connection, whose secret is the only one checked
+ *   (stripe-verify.ts).
+ *
+ * Both have a rate limit (bucket `stripeWebhook`: per address id, the shared one per client
+ * address) and a 512 KiB body limit, checked before any signature; the body is parsed once.
+ *
+ * 1. A bad or missing signature answers 400 and stores nothing.
  * 2. One transaction holds the event's dedup row (`processor_events`, unique per event id and
  *    program) and all of its effects. The dedup row is written first, so of two identical
  *    deliveries at once the second waits on the unique index and then answers 200 `duplicate`.
@@ -10,74 +18,100 @@
  * 3. Answers: `{success: true, data: {event_id, type, action, reason?, ...}}` once stored.
  */
 import type { Context } from 'koa';
-import { ERRORS } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
+import { ERRORS, ROUTES } from '@reftrack/contract';
+import { fail } from '../../api-error.js';
 import type { RequestState } from '../../http/state.js';
+import type { RateSubject } from '../../http/rate-limit.js';
 import type { AppDeps } from '../../deps.js';
-import { isUniqueViolation } from '../../db/knex.js';
+import type { Db } from '../../db/knex.js';
+import { connectionByEndpoint, openSecret, type ProcessorConnection } from '../../db/processor-connections.js';
 import { readEnvelope } from '../../domain/stripe-events.js';
-import { verifyStripeEvent } from './stripe-verify.js';
-import { applyStripeEvent, type EventOutcome } from './stripe-effects.js';
+import { connectionForSharedEvent, parseEvent, signatureHeader, verifySignature } from './stripe-verify.js';
+import { receiveStripeEvent, type EventOutcome } from '../../domain/processor-events.js';
 
 /** 512 KiB: Stripe event payloads are far smaller, but invoices with many lines grow. */
 export const STRIPE_WEBHOOK_BODY_LIMIT = 512 * 1024;
 
-class DuplicateEvent extends Error {
-  constructor() {
-    super('duplicate Stripe event');
-  }
-}
 
 export interface StripeWebhookAnswer {
   success: true;
   data: { event_id: string; type: string; action: EventOutcome['action'] | 'duplicate'; reason?: string; program_id: number } & Record<string, unknown>;
 }
 
-export function stripeWebhook(deps: AppDeps) {
+/** The connection an intake address names, looked up once per request (undefined: not looked up yet). */
+interface AddressState {
+  stripeConnection?: ProcessorConnection | null;
+}
+
+const ADDRESS_PREFIX = ROUTES.stripeWebhookEndpoint.path.replace(':endpointId', '');
+const ENDPOINT_ID = /^whe_[0-9A-Za-z]{1,60}$/;
+
+/**
+ * The rate subject of a connection's own address: the connection, once its id is found; an unknown
+ * id counts per client address, so that made-up ids cannot open a fresh budget each. It also keeps
+ * the address out of the logs: they show the id's first characters only, enough to tell
+ * connections apart, not enough to spend a connection's budget.
+ */
+export function intakeAddress(db: Db): RateSubject {
+  return async (ctx: Context) => {
+    const id = String(ctx.params.endpointId ?? '');
+    const state = ctx.state as RequestState & AddressState;
+    state.logPath = ADDRESS_PREFIX + id.slice(0, 8) + '…';
+    const connection = ENDPOINT_ID.test(id) ? await connectionByEndpoint(db, id) : undefined;
+    state.stripeConnection = connection ?? null;
+    return connection ? `whe:${connection.id}` : undefined;
+  };
+}
+
+/** POST /api/v1/webhooks/stripe/:endpointId */
+export function stripeWebhookAtAddress(deps: AppDeps) {
+  return async function handleStripeWebhookAtAddress(ctx: Context): Promise<void> {
+    const state = ctx.state as RequestState & AddressState;
+    const id = String(ctx.params.endpointId ?? '');
+    const connection = state.stripeConnection !== undefined ? state.stripeConnection : ENDPOINT_ID.test(id) ? await connectionByEndpoint(deps.db, id) : undefined;
+    if (!connection) fail(ERRORS.stripeEndpointNotFound);
+    const header = signatureHeader(ctx.get('stripe-signature'));
+    const raw = state.rawBody ?? Buffer.alloc(0);
+    verifySignature(raw, header, openSecret(deps.secrets, connection));
+    // Only a verified body is parsed.
+    await recordEvent(deps, ctx, connection, parseEvent(raw));
+  };
+}
+
+/** POST /api/v1/webhooks/stripe */
+export function stripeWebhookShared(deps: AppDeps) {
   return async function handleStripeWebhook(ctx: Context): Promise<void> {
     const state = ctx.state as RequestState;
+    const header = signatureHeader(ctx.get('stripe-signature'));
     const raw = state.rawBody ?? Buffer.alloc(0);
-    const verified = await verifyStripeEvent(deps.db, raw, ctx.get('stripe-signature') || undefined);
-    const envelope = readEnvelope(verified.event);
-    if (!envelope) fail(ERRORS.stripeEventInvalid);
-    const now = deps.now();
-    const head = { event_id: envelope.id, type: envelope.type };
-
-    let outcome: EventOutcome;
-    try {
-      outcome = await deps.db.transaction(async (trx) => {
-        try {
-          await trx('processor_events').insert({
-            provider: 'stripe',
-            event_id: envelope.id,
-            type: envelope.type,
-            program_id: verified.programId,
-            account: envelope.account ?? null,
-            livemode: envelope.livemode,
-            action: 'processing',
-            event_created_at: envelope.createdAt ?? null,
-            received_at: now,
-          });
-        } catch (err) {
-          if (isUniqueViolation(err)) throw new DuplicateEvent();
-          throw err;
-        }
-        const result = await applyStripeEvent(trx, { deps, envelope, programId: verified.programId, programIds: verified.programIds, now });
-        await trx('processor_events')
-          .where({ event_id: envelope.id, program_id: verified.programId })
-          .update({ action: result.action, reason: result.reason?.slice(0, 64) ?? null, sale_id: result.saleId ?? null });
-        return result;
-      });
-    } catch (err) {
-      if (!(err instanceof DuplicateEvent)) throw err;
-      ctx.body = { success: true, data: { ...head, action: 'duplicate', reason: 'event_already_received', program_id: verified.programId } } satisfies StripeWebhookAnswer;
-      return;
-    }
-
-    if (outcome.action !== 'ignored' || outcome.reason !== 'unsupported_event_type') {
-      deps.logger.info({ requestId: state.requestId, eventId: envelope.id, type: envelope.type, programId: verified.programId, action: outcome.action, reason: outcome.reason }, 'stripe event');
-    }
-    const data: StripeWebhookAnswer['data'] = { ...head, action: outcome.action, program_id: verified.programId, ...(outcome.reason ? { reason: outcome.reason } : {}), ...(outcome.data ?? {}) };
-    ctx.body = { success: true, data } satisfies StripeWebhookAnswer;
+    const event = parseEvent(raw);
+    const connection = await connectionForSharedEvent(deps.db, event);
+    verifySignature(raw, header, openSecret(deps.secrets, connection));
+    await recordEvent(deps, ctx, connection, event);
   };
+}
+
+/** A verified event: its dedup row and effects in one transaction, and the answer. */
+async function recordEvent(deps: AppDeps, ctx: Context, connection: ProcessorConnection, event: unknown): Promise<void> {
+  const state = ctx.state as RequestState;
+  const envelope = readEnvelope(event);
+  if (!envelope) fail(ERRORS.stripeEventInvalid);
+  const now = deps.now();
+  const programId = connection.programId;
+  const head = { event_id: envelope.id, type: envelope.type };
+  // A Connect endpoint receives the events of every connected account; the connection takes those of its own.
+  const otherAccount = envelope.account !== undefined && connection.accountId !== null && envelope.account !== connection.accountId;
+
+  const outcome = await receiveStripeEvent(deps.db, deps, { envelope, programId, otherAccount, now });
+  deps.outbox.poke();
+  if (outcome === 'duplicate') {
+    ctx.body = { success: true, data: { ...head, action: 'duplicate', reason: 'event_already_received', program_id: programId } } satisfies StripeWebhookAnswer;
+    return;
+  }
+
+  if (outcome.action !== 'ignored' || outcome.reason !== 'unsupported_event_type') {
+    deps.logger.info({ requestId: state.requestId, eventId: envelope.id, type: envelope.type, programId, action: outcome.action, reason: outcome.reason }, 'stripe event');
+  }
+  const data: StripeWebhookAnswer['data'] = { ...head, action: outcome.action, program_id: programId, ...(outcome.reason ? { reason: outcome.reason } : {}), ...(outcome.data ?? {}) };
+  ctx.body = { success: true, data } satisfies StripeWebhookAnswer;
 }

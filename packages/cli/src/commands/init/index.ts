@@ -50,7 +50,7 @@ export async function init(ctx: Context, flags: InitFlags): Promise<void> {
       '',
       `   ${tracker}`,
       '',
-      '2. Get the program key (creation does not show it):',
+      '2. Generate the program key (creation does not show it):',
       '',
       ...data.api_key_instructions.split('\n').map((l) => `   ${l}`),
       '',

@@ -1,9 +1,8 @@
 /** What to paste where after `reftrack init`: the tracker tag, the key, and the SDK calls. */
 import { BRAND } from '@reftrack/contract';
 
-export function trackerSnippet(baseUrl: string, programId: number): string {
-  return `<script src="${baseUrl}/tracker.js" ${BRAND.scriptProgramAttribute}="${programId}" defer></script>`;
-}
+/** The one tracker tag (the contract's, shared with the dashboard and docs/tracker.md). */
+export { trackerSnippet } from '@reftrack/contract';
 
 export function sdkSnippet(baseUrl: string): string {
   return [

@@ -17,7 +17,7 @@ export async function programs(ctx: Context, flags: CommonFlags): Promise<void> 
     if (list.length === 0) return `No programs yet. Create one with \`${BRAND.cli} init\`.\n`;
     return table(
       ['ID', 'NAME', 'DOMAIN', 'COMMISSION', 'WINDOW', 'LEADS', 'KEY'],
-      list.map((p) => [String(p.id), p.name, p.domain, `${p.commission_type} ${p.commission_rate}`, `${p.attribution_window_days}d`, p.lead_auth, p.api_token_masked ?? '(none)']),
+      list.map((p) => [String(p.id), p.name, p.domain, `${p.commission_type} ${p.commission_rate}`, `${p.attribution_window_days}d`, p.lead_auth, p.api_key_revealed_at === null ? `not generated (${BRAND.cli} keys generate ${p.id})` : (p.api_token_masked ?? '(none)')]),
     );
   });
 }

@@ -1,8 +1,8 @@
-/** Validation of the sale body in the order of spec 7.5, into a typed value. */
+/** Spec 4.3 / 7.5: the sale body validated in the spec's order into a typed value (the sale route, the Stripe intake, the chains). */
 import { CURRENCIES, ERRORS, LIMITS, SALE_PROVIDERS, type Currency } from '@reftrack/contract';
-import { fail } from '../../http/api-error.js';
-import { obj, str, text, type Body } from '../../http/input.js';
-import { parseOccurredAt } from '../../domain/occurred-at.js';
+import { fail } from '../api-error.js';
+import { obj, str, text, type Body } from './json-values.js';
+import { parseOccurredAt } from './occurred-at.js';
 
 export interface SaleInput {
   testMode: boolean;
@@ -32,7 +32,8 @@ export function parseSaleInput(body: Body, now: number): SaleInput {
   }
   const rawAmount = body.amount_cents;
   if (!testMode || present(rawAmount)) {
-    if (typeof rawAmount !== 'number' || !Number.isSafeInteger(rawAmount) || rawAmount <= 0) fail(ERRORS.saleAmount);
+    // LIMITS.maxAmountMinor keeps every amount and total exact (docs/security.md, "Amounts").
+    if (typeof rawAmount !== 'number' || !Number.isSafeInteger(rawAmount) || rawAmount <= 0 || rawAmount > LIMITS.maxAmountMinor) fail(ERRORS.saleAmount);
   }
   let occurredAt = now;
   if (present(body.occurred_at)) {

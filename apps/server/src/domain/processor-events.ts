@@ -1,27 +1,26 @@
 /**
  * What each Stripe event does (spec 6.1, 3.1), inside the transaction that also stores the event's
- * dedup row. Sales go through the sale endpoint's own rules (`realSale`: attribution window,
- * commission, platform fee, global transaction-id idempotency); lead settlement goes through the
- * lead endpoint's path (`performLead` in server mode); reversals through `reverseCommission`.
+ * dedup row. Sales go through the sale rules (domain/sale.ts: attribution window, commission,
+ * platform fee, global transaction-id idempotency); lead settlement through the lead rules
+ * (domain/lead.ts, source `processor`); reversals through domain/refund.ts. So the events of
+ * each change are written exactly as for the tracking API.
  *
  * An event that cannot be acted on for good (no attribution, unknown sale, unsupported currency…)
  * is an answer, not an error: `action: 'ignored'` with a reason, so Stripe stops redelivering it.
  * Only unexpected failures (database down) throw, roll everything back and answer 5xx.
  */
 import type { Knex } from 'knex';
-import { insertId } from '../../db/insert-id.js';
 import { ERRORS } from '@reftrack/contract';
-import { ApiError } from '../../http/api-error.js';
-import type { AppDeps } from '../../deps.js';
-import type { KeyContext } from '../../auth/program-key.js';
-import { isUniqueViolation } from '../../db/knex.js';
-import { inSavepoint } from '../../db/savepoint.js';
-import type { Atomic } from '../../db/atomic.js';
-import { realSale, DuplicateSale, type Outcome } from '../track/sale.js';
-import { parseSaleInput, type SaleInput } from '../track/sale-input.js';
-import { performLead } from '../track/lead.js';
-import { reverseCommission } from '../track/refund.js';
-import { rememberProcessorCustomer, resolveStripeCustomer, type StripeIdentity } from '../../domain/stripe-attribution.js';
+import { ApiError } from '../api-error.js';
+import { insertId } from '../db/insert-id.js';
+import { isUniqueViolation } from '../db/knex.js';
+import { inSavepoint } from '../db/savepoint.js';
+import type { Atomic } from '../db/atomic.js';
+import { recordSale, DuplicateSale, type SaleDeps, type SaleOutcome } from './sale.js';
+import { parseSaleInput, type SaleInput } from './sale-input.js';
+import { createLead } from './lead.js';
+import { API_REFUND_REF, appendRefundEvents, markReversed, reverseCommission, type CommissionReversal } from './refund.js';
+import { rememberProcessorCustomer, resolveStripeCustomer, type StripeIdentity } from './stripe-attribution.js';
 import {
   chargeFacts,
   checkoutFacts,
@@ -30,7 +29,7 @@ import {
   invoicePaymentFacts,
   type ReftrackMetadata,
   type StripeEventEnvelope,
-} from '../../domain/stripe-events.js';
+} from './stripe-events.js';
 
 export type EventAction = 'recorded' | 'already_recorded' | 'reversed' | 'linked' | 'ignored';
 
@@ -43,18 +42,14 @@ export interface EventOutcome {
 }
 
 export interface EventContext {
-  deps: AppDeps;
+  deps: SaleDeps;
   envelope: StripeEventEnvelope;
-  /** The program the event is recorded under, and every program sharing its signing secret. */
+  /** The program of the connection whose secret verified the event. */
   programId: number;
-  programIds: number[];
   now: number;
 }
 
 const ignored = (reason: string, data?: Record<string, unknown>): EventOutcome => ({ action: 'ignored', reason, data });
-
-/** Refund and dispute rows of the refund endpoint use this reference; the intake uses Stripe ids. */
-const API_REFUND_REF = 'api';
 
 export async function applyStripeEvent(trx: Knex.Transaction, ctx: EventContext): Promise<EventOutcome> {
   const { envelope } = ctx;
@@ -63,6 +58,11 @@ export async function applyStripeEvent(trx: Knex.Transaction, ctx: EventContext)
     case 'checkout.session.async_payment_succeeded':
       return checkoutCompleted(trx, ctx);
     case 'invoice.payment_succeeded':
+    // Stripe sends both events for the same invoice to an endpoint subscribed to both, and many
+    // endpoints subscribe only to invoice.paid. Both go through one path keyed by the invoice id
+    // (the sale's transaction id, unique): whichever arrives first records the sale, the other
+    // answers already_recorded, so an invoice is counted once in either order.
+    case 'invoice.paid':
       return invoicePaymentSucceeded(trx, ctx);
     case 'invoice_payment.paid':
       return invoicePaymentPaid(trx, ctx);
@@ -70,11 +70,54 @@ export async function applyStripeEvent(trx: Knex.Transaction, ctx: EventContext)
       return chargeRefunded(trx, ctx);
     case 'charge.dispute.created':
       return disputeCreated(trx, ctx);
-    case 'invoice.paid':
-      // 6.1: `invoice.paid` is the self-reporting path; the intake records invoice.payment_succeeded.
-      return ignored('handled_as_invoice_payment_succeeded');
     default:
       return ignored('unsupported_event_type');
+  }
+}
+
+class DuplicateEvent extends Error {}
+
+export interface ReceivedEvent {
+  envelope: StripeEventEnvelope;
+  programId: number;
+  /** A Connect endpoint receives every connected account's events; a connection takes its own. */
+  otherAccount: boolean;
+  now: number;
+}
+
+/**
+ * 6.1: a verified event in one transaction — its dedup row (unique per program and event id),
+ * its effects, and what was done with it. `duplicate`: the event was received before.
+ */
+export async function receiveStripeEvent(db: Knex, deps: SaleDeps, received: ReceivedEvent): Promise<EventOutcome | 'duplicate'> {
+  const { envelope, programId, now } = received;
+  try {
+    return await db.transaction(async (trx) => {
+      try {
+        await trx('processor_events').insert({
+          provider: 'stripe',
+          event_id: envelope.id,
+          type: envelope.type,
+          program_id: programId,
+          account: envelope.account ?? null,
+          livemode: envelope.livemode,
+          action: 'processing',
+          event_created_at: envelope.createdAt ?? null,
+          received_at: now,
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new DuplicateEvent();
+        throw err;
+      }
+      const result: EventOutcome = received.otherAccount ? { action: 'ignored', reason: 'other_account' } : await applyStripeEvent(trx, { deps, envelope, programId, now });
+      await trx('processor_events')
+        .where({ event_id: envelope.id, program_id: programId })
+        .update({ action: result.action, reason: result.reason?.slice(0, 64) ?? null, sale_id: result.saleId ?? null });
+      return result;
+    });
+  } catch (err) {
+    if (err instanceof DuplicateEvent) return 'duplicate';
+    throw err;
   }
 }
 
@@ -98,11 +141,6 @@ interface StripeSale {
   saleType: string;
   subscriptionId: string | undefined;
   occurredAt: number;
-}
-
-/** A server-mode key context for `performLead`: the verified signing secret stands for the program key. */
-function webhookKey(programId: number): KeyContext {
-  return { keyId: 0, programId, rotationMarkedAt: null, rotationDeadline: null };
 }
 
 function saleInput(sale: StripeSale, clickId: string, now: number): SaleInput | EventOutcome {
@@ -135,9 +173,10 @@ async function settleProvisionalLead(trx: Knex.Transaction, ctx: EventContext, p
   const provisional = await trx('lead_events').where({ customer_id: customer.id, provisional: true, is_test: false }).first('id');
   if (!provisional) return false;
   try {
-    // The lead endpoint's unit of work, run in a savepoint of this event's transaction.
+    // The lead's unit of work, run in a savepoint of this event's transaction; the verified
+    // signing secret stands for the program key.
     const nested: Atomic = (work) => inSavepoint(trx, work);
-    await performLead(nested, webhookKey(programId), { clickId: customer.clickId, customerKey: sale.metadata.customerKey, email: sale.identity.email ?? null, sessionId: null, pageUrl: null }, ctx.now);
+    await createLead(nested, programId, { clickId: customer.clickId, customerKey: sale.metadata.customerKey, email: sale.identity.email ?? null, sessionId: null, pageUrl: null }, 'processor', ctx.now);
     return true;
   } catch (err) {
     // A concurrent lead call settled it first: the customer is a lead either way.
@@ -146,7 +185,7 @@ async function settleProvisionalLead(trx: Knex.Transaction, ctx: EventContext, p
   }
 }
 
-async function recordSale(trx: Knex.Transaction, ctx: EventContext, sale: StripeSale, settleLead: boolean): Promise<EventOutcome> {
+async function recordPayment(trx: Knex.Transaction, ctx: EventContext, sale: StripeSale, settleLead: boolean): Promise<EventOutcome> {
   const { programId } = ctx;
   // 6.1 rule 1: the three keys name the same program; a session of another program is not ours.
   if (sale.metadata.programIdRaw !== undefined && sale.metadata.programId !== programId) return ignored('other_program');
@@ -159,10 +198,10 @@ async function recordSale(trx: Knex.Transaction, ctx: EventContext, sale: Stripe
 
   const leadSettled = settleLead ? await settleProvisionalLead(trx, ctx, programId, customer, sale) : false;
   const base = { transaction_id: sale.transactionId, attributed_by: by, lead_settled: leadSettled };
-  let outcome: Outcome;
+  let outcome: SaleOutcome;
   try {
     // A savepoint: a refusal inside the sale rules leaves the settled lead and the dedup row intact.
-    outcome = await inSavepoint(trx, (sp) => realSale(sp, ctx.deps, input, programId, ctx.now));
+    outcome = await inSavepoint(trx, (sp) => recordSale(sp, ctx.deps, input, programId, ctx.now));
   } catch (err) {
     if (err instanceof DuplicateSale) {
       // 4.3 rule 3 says treat as success: the advertiser may have reported the same payment.
@@ -203,7 +242,7 @@ async function checkoutCompleted(trx: Knex.Transaction, ctx: EventContext): Prom
   if (s.mode !== 'payment') return ignored('unsupported_checkout_mode');
   // Delayed payment methods complete later with checkout.session.async_payment_succeeded.
   if (s.paymentStatus !== 'paid') return ignored('payment_not_completed');
-  return recordSale(
+  return recordPayment(
     trx,
     ctx,
     {
@@ -237,7 +276,7 @@ async function invoicePaymentSucceeded(trx: Knex.Transaction, ctx: EventContext)
   await linkPayment(trx, ctx.programId, inv.invoiceId, [inv.paymentIntent, inv.charge], ctx.now);
   // 6.1 rule 5: a fully discounted or credited cycle is not a sale (the sale rules refuse ≤ 0).
   if (inv.amountPaid === undefined || inv.amountPaid <= 0) return ignored('amount_paid_not_positive');
-  return recordSale(
+  return recordPayment(
     trx,
     ctx,
     {
@@ -275,18 +314,18 @@ interface SaleRow {
 }
 
 /**
- * The sale a charge belongs to, among the event's programs: by the transaction id stored for it
+ * The sale a charge belongs to, in the event's program: by the transaction id stored for it
  * (payment intent, session or invoice id), by the stored `provider_payment_id`, or through an
  * invoice the payment is linked to (`processor_payments`).
  */
-async function findSale(trx: Knex.Transaction, programIds: number[], refs: Array<string | undefined>): Promise<SaleRow | undefined> {
+async function findSale(trx: Knex.Transaction, programId: number, refs: Array<string | undefined>): Promise<SaleRow | undefined> {
   const ids = [...new Set(refs.filter((r): r is string => !!r && r.length <= 255))];
   if (ids.length === 0) return undefined;
   const cols = ['id', 'program_id', 'processor_event_id', 'amount_cents'];
-  const base = () => trx('sale_events').whereIn('program_id', programIds).where({ is_test: false });
+  const base = () => trx('sale_events').where({ program_id: programId, is_test: false });
   const direct = (await base().whereIn('processor_event_id', ids).orderBy('id').first(cols)) ?? (await base().whereIn('provider_payment_id', ids).orderBy('id').first(cols));
   if (direct) return { ...direct, amount_cents: Number(direct.amount_cents) } as SaleRow;
-  const links = await trx('processor_payments').whereIn('program_id', programIds).whereIn('payment_ref', ids).select('invoice_id');
+  const links = await trx('processor_payments').where({ program_id: programId }).whereIn('payment_ref', ids).select('invoice_id');
   if (links.length === 0) return undefined;
   const viaInvoice = await base().whereIn('processor_event_id', links.map((l) => String(l.invoice_id))).orderBy('id').first(cols);
   return viaInvoice ? ({ ...viaInvoice, amount_cents: Number(viaInvoice.amount_cents) } as SaleRow) : undefined;
@@ -302,15 +341,28 @@ async function insertRefund(trx: Knex.Transaction, row: Record<string, unknown>)
   }
 }
 
-/** After the last part of a refund the commission is reversed, even when earlier parts were clawed back. */
-async function finishFullReversal(trx: Knex.Transaction, commissionId: number, now: number): Promise<void> {
-  await trx('commissions').where({ id: commissionId }).whereNot({ status: 'reversed' }).update({ status: 'reversed', updated_at: now });
-  await trx('platform_fees').where({ commission_id: commissionId }).update({ status: 'reversed' });
+/** The answer for a recorded refund or dispute: what was refunded and what became of the commission. */
+function reversed(sale: SaleRow, refundId: number, reason: 'refund' | 'chargeback', refunded: number, fraction: number, reversal: CommissionReversal): EventOutcome {
+  return {
+    action: 'reversed',
+    saleId: sale.id,
+    data: {
+      refund_id: refundId,
+      sale_id: sale.id,
+      transaction_id: sale.processor_event_id,
+      reason,
+      refunded_amount_cents: refunded,
+      fraction,
+      commission_id: reversal.commissionId,
+      commission_status: reversal.status,
+      adjustment_amount_cents: reversal.adjustmentCents,
+    },
+  };
 }
 
 async function chargeRefunded(trx: Knex.Transaction, ctx: EventContext): Promise<EventOutcome> {
   const c = chargeFacts(ctx.envelope.object);
-  const sale = await findSale(trx, ctx.programIds, [c.paymentIntent, c.invoice, c.chargeId]);
+  const sale = await findSale(trx, ctx.programId, [c.paymentIntent, c.invoice, c.chargeId]);
   if (!sale) return ignored('sale_not_found');
   if (c.amountRefunded <= 0) return ignored('nothing_refunded');
   // `amount_refunded` is cumulative: each event reverses only the part not reversed yet.
@@ -335,31 +387,19 @@ async function chargeRefunded(trx: Knex.Transaction, ctx: EventContext): Promise
   const fraction = full && alreadyRefunded === 0 ? 1 : Math.min(1, delta / denominator);
   const reversal = await reverseCommission(trx, sale.id, 'refund', ctx.now, fraction);
   let status = reversal.status;
+  // After the last part of a refund the commission is reversed, even when earlier parts were clawed back.
   if (full && reversal.commissionId !== null && status !== 'reversed') {
-    await finishFullReversal(trx, reversal.commissionId, ctx.now);
+    await markReversed(trx, reversal.commissionId, ctx.now);
     status = 'reversed';
   }
-  return {
-    action: 'reversed',
-    saleId: sale.id,
-    data: {
-      refund_id: refundId,
-      sale_id: sale.id,
-      transaction_id: sale.processor_event_id,
-      reason: 'refund',
-      refunded_amount_cents: delta,
-      fraction,
-      commission_id: reversal.commissionId,
-      commission_status: status,
-      adjustment_amount_cents: reversal.adjustmentCents,
-    },
-  };
+  await appendRefundEvents(trx, refundId, reversal.previousStatus, ctx.now);
+  return reversed(sale, refundId, 'refund', delta, fraction, { ...reversal, status });
 }
 
 async function disputeCreated(trx: Knex.Transaction, ctx: EventContext): Promise<EventOutcome> {
   const d = disputeFacts(ctx.envelope.object);
   if (!d.disputeId) return ignored('invalid_dispute');
-  const sale = await findSale(trx, ctx.programIds, [d.paymentIntent, d.charge]);
+  const sale = await findSale(trx, ctx.programId, [d.paymentIntent, d.charge]);
   if (!sale) return ignored('sale_not_found');
   const amount = d.amount !== undefined && d.amount > 0 ? Math.min(d.amount, sale.amount_cents) : sale.amount_cents;
   const refundId = await insertRefund(trx, {
@@ -374,19 +414,6 @@ async function disputeCreated(trx: Knex.Transaction, ctx: EventContext): Promise
   if (refundId === undefined) return ignored('dispute_already_recorded', { sale_id: sale.id });
   const fraction = sale.amount_cents > 0 ? Math.min(1, amount / sale.amount_cents) : 1;
   const reversal = await reverseCommission(trx, sale.id, 'chargeback', ctx.now, fraction);
-  return {
-    action: 'reversed',
-    saleId: sale.id,
-    data: {
-      refund_id: refundId,
-      sale_id: sale.id,
-      transaction_id: sale.processor_event_id,
-      reason: 'chargeback',
-      refunded_amount_cents: amount,
-      fraction,
-      commission_id: reversal.commissionId,
-      commission_status: reversal.status,
-      adjustment_amount_cents: reversal.adjustmentCents,
-    },
-  };
+  await appendRefundEvents(trx, refundId, reversal.previousStatus, ctx.now);
+  return reversed(sale, refundId, 'chargeback', amount, fraction, reversal);
 }

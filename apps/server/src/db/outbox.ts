@@ -1,0 +1,145 @@
+/**
+ * The outbox table (migrations/20261124120000_outbox_and_audit_log.js): appending events in the
+ * writer's transaction, and reading them in commit order for a consumer (docs/architecture.md).
+ */
+import type { Knex } from 'knex';
+import type { DomainEvent, DomainEventType, EventActor } from '@reftrack/contract';
+import { DOMAIN_EVENT_VERSIONS } from '@reftrack/contract';
+import { isSqlite } from './knex.js';
+import { newEventId } from '../domain/ids.js';
+
+/** An event to append: the payload and whose it is. */
+export interface NewEvent<T extends DomainEventType = DomainEventType> {
+  type: T;
+  programId: number | null;
+  /** Null: taken from the program's workspace. */
+  workspaceId?: number | null;
+  data: DomainEvent<T>['data'];
+  occurredAt: number;
+  actor?: EventActor | null;
+}
+
+/** Where a consumer has read up to: (txid, id) on PostgreSQL, id alone on SQLite (txid 0). */
+export interface OutboxPosition {
+  txid: number;
+  id: number;
+}
+
+export interface StoredEvent {
+  position: OutboxPosition;
+  event: DomainEvent;
+  actor: EventActor | null;
+}
+
+// One INSERT per unit of work, its text cached per row count: the SQLite client keeps a prepared
+// statement per SQL text. A row's workspace is the given one, else its program's (a subquery, so
+// the caller needs no extra read).
+const ROW = '(?, ?, ?, coalesce(?, (select workspace_id from programs where id = ?)), ?, ?, ?, ?)';
+const insertSql: string[] = [];
+const insertStatement = (rows: number): string =>
+  (insertSql[rows] ??= `insert into outbox_events (event_id, type, version, workspace_id, program_id, payload, actor, occurred_at) values ${Array(rows).fill(ROW).join(', ')}`);
+
+// A group commit on SQLite (db/atomic.ts) buffers the events of its units and writes them in one
+// statement just before its commit: one INSERT per group instead of one per request. A unit or a
+// savepoint that rolls back drops what it buffered (dropBufferedEvents), so the rows written are
+// exactly those of the work that commits — still in the same transaction.
+const buffers = new WeakMap<Knex.Transaction, Knex.RawBinding[][]>();
+/** Rows per INSERT when a group's buffer is written (9 bindings a row, far below SQLite's limit). */
+const FLUSH_ROWS = 500;
+
+/** From now on `appendEvents(trx, …)` buffers until `flushBufferedEvents(trx)`. */
+export function bufferEvents(trx: Knex.Transaction): void {
+  buffers.set(trx, []);
+}
+
+/** How many events `trx` holds buffered (0 when it does not buffer): a mark to roll back to. */
+export const bufferedEventCount = (trx: Knex.Transaction): number => buffers.get(trx)?.length ?? 0;
+
+/** Forgets the events buffered after `mark` (their savepoint rolled back). */
+export function dropBufferedEvents(trx: Knex.Transaction, mark: number): void {
+  const buffer = buffers.get(trx);
+  if (buffer && buffer.length > mark) buffer.length = mark;
+}
+
+/** Writes the buffered events in the transaction and stops buffering. */
+export async function flushBufferedEvents(trx: Knex.Transaction): Promise<void> {
+  const buffer = buffers.get(trx);
+  buffers.delete(trx);
+  for (let i = 0; buffer && i < buffer.length; i += FLUSH_ROWS) {
+    const rows = buffer.slice(i, i + FLUSH_ROWS);
+    await trx.raw(insertStatement(rows.length), rows.flat());
+  }
+}
+
+/** Appends `events` in the caller's transaction (in one statement, or to its group's buffer); answers their ids. */
+export async function appendEvents(trx: Knex | Knex.Transaction, events: NewEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const ids: string[] = [];
+  const rows: Knex.RawBinding[][] = [];
+  for (const e of events) {
+    const id = newEventId(e.occurredAt);
+    ids.push(id);
+    rows.push([id, e.type, DOMAIN_EVENT_VERSIONS[e.type], e.workspaceId ?? null, e.programId, e.programId, JSON.stringify(e.data), e.actor ? JSON.stringify(e.actor) : null, e.occurredAt]);
+  }
+  const buffer = buffers.get(trx as Knex.Transaction);
+  if (buffer) buffer.push(...rows);
+  else await trx.raw(insertStatement(rows.length), rows.flat());
+  return ids;
+}
+
+function toStored(row: Record<string, unknown>): StoredEvent {
+  return {
+    position: { txid: Number(row.txid ?? 0), id: Number(row.id) },
+    event: {
+      id: row.event_id as string,
+      type: row.type as DomainEventType,
+      version: Number(row.version),
+      occurred_at: new Date(Number(row.occurred_at)).toISOString(),
+      workspace_id: row.workspace_id == null ? null : Number(row.workspace_id),
+      program_id: row.program_id == null ? null : Number(row.program_id),
+      data: JSON.parse(row.payload as string),
+    },
+    actor: row.actor == null ? null : (JSON.parse(row.actor as string) as EventActor),
+  };
+}
+
+const COLUMNS = ['id', 'event_id', 'type', 'version', 'workspace_id', 'program_id', 'payload', 'actor', 'occurred_at'];
+
+/** What a consumer's pass read: the events it wants, and the position of the last event looked at. */
+export interface EventWindow {
+  events: StoredEvent[];
+  last: OutboxPosition | null;
+  /** How many of the consumer's events were read: a full batch means there may be more. */
+  scanned: number;
+}
+
+/**
+ * The next events after `after` for a consumer, in commit order, that can never be preceded by an
+ * event committed later: on PostgreSQL only rows of transactions older than every running one (see
+ * the migration); on SQLite every committed row (one writer at a time).
+ *
+ * A consumer of some types (`types`) skips the others in SQL: up to `limit` of its events are read,
+ * and when fewer exist the window ends at the last event visible now, so a busy outbox full of
+ * other types costs such a consumer one indexed range per pass, not one pass per `limit` rows.
+ */
+export async function readEventsAfter(trx: Knex.Transaction, after: OutboxPosition, limit: number, types?: readonly DomainEventType[]): Promise<EventWindow> {
+  const sqlite = isSqlite(trx);
+  const visible = () =>
+    sqlite
+      ? trx('outbox_events').where('id', '>', after.id)
+      : trx('outbox_events').whereRaw('(txid, id) > (?, ?)', [after.txid, after.id]).whereRaw('txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint');
+  const order = sqlite ? [{ column: 'id' }] : [{ column: 'txid' }, { column: 'id' }];
+  const tail = await visible()
+    .orderBy(order.map((o) => ({ ...o, order: 'desc' })))
+    .first(sqlite ? ['id'] : ['id', 'txid']);
+  if (!tail) return { events: [], last: null, scanned: 0 };
+  // Bounded by the tail: on PostgreSQL each statement has its own snapshot, and a row that became
+  // visible after the tail was read must wait for the next pass, or the cursor would pass it twice.
+  const query = (sqlite ? visible().where('id', '<=', tail.id) : visible().whereRaw('(txid, id) <= (?, ?)', [tail.txid, tail.id])).orderBy(order).limit(limit);
+  if (types) query.whereIn('type', types as DomainEventType[]);
+  const rows = await query.select(sqlite ? COLUMNS : [...COLUMNS, 'txid']);
+  const events = rows.map(toStored);
+  // A full batch: the next pass goes on from its last event. Otherwise everything visible was seen.
+  const last = events.length === limit ? events[events.length - 1].position : { txid: Number(tail.txid ?? 0), id: Number(tail.id) };
+  return { events, last, scanned: events.length };
+}

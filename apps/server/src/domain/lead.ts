@@ -1,0 +1,137 @@
+/**
+ * Spec 4.2 and the lead rows of 3.1: recording a lead, with provisional settlement under
+ * `server_required`. Called by the lead route, the Stripe intake (a payment settles a provisional
+ * lead) and the synthetic chains. Each new lead writes `lead.created`, each settlement
+ * `lead.settled`, in the lead's own transaction (test records write no events).
+ */
+import type { Knex } from 'knex';
+import { ERRORS, type LeadResponse } from '@reftrack/contract';
+import { fail } from '../api-error.js';
+import { insertId } from '../db/insert-id.js';
+import { appendEvents } from '../db/outbox.js';
+import { findCustomer, type CustomerRecord } from '../db/customers.js';
+import type { Atomic } from '../db/atomic.js';
+import { leadObject } from './event-objects.js';
+
+export interface LeadInput {
+  clickId?: string;
+  customerKey?: string;
+  email: string | null;
+  sessionId: string | null;
+  pageUrl: string | null;
+}
+
+/**
+ * Who sends the lead: `server` (a program key, or a verified processor event standing for it),
+ * `browser` (no key), `processor` (a payment settled a provisional lead).
+ */
+export type LeadSource = 'server' | 'browser' | 'processor';
+
+/** 4.2 test mode: a test-flagged lead and a log entry for the program; no customer changes. */
+export async function recordTestLead(trx: Knex.Transaction, input: LeadInput, programId: number, now: number): Promise<LeadResponse> {
+  const leadId = await insertId(trx, 'lead_events', {
+    program_id: programId,
+    click_id: input.clickId ?? null,
+    customer_key: input.customerKey ?? null,
+    email: input.email,
+    session_id: input.sessionId,
+    page_url: input.pageUrl,
+    provisional: false,
+    source: 'test',
+    is_test: true,
+    lead_timestamp: now,
+    created_at: now,
+  });
+  await trx('tracking_logs').insert({ program_id: programId, kind: 'lead', is_test: true, message: 'Test lead recorded', created_at: now });
+  return { success: true, data: { click_id: input.clickId ?? null, customer_status: 'lead', lead_id: leadId, test_mode: true } };
+}
+
+/**
+ * The test-mode lead call: the program is the one named in test mode, else the key's, else the
+ * customer's; a program that does not exist is the 404 of a missing customer.
+ */
+export function recordTestLeadFor(atomic: Atomic, input: LeadInput, programId: number | undefined, now: number): Promise<LeadResponse> {
+  return atomic(async (trx) => {
+    const id = programId ?? (await findCustomer(trx, input))?.programId;
+    if (id === undefined || !(await trx('programs').where({ id }).first('id'))) fail(ERRORS.leadCustomerNotFound);
+    return recordTestLead(trx, input, id, now);
+  });
+}
+
+/** The 3.1 transitions from `click` (and from a provisional lead). */
+async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input: LeadInput, source: LeadSource, now: number, test: boolean): Promise<LeadResponse> {
+  if (customer.status !== 'click') fail(ERRORS.leadStatus, { status: customer.status });
+  const provisional = customer.provisionalLeadId === null ? undefined : { id: customer.provisionalLeadId };
+  const facts = { programId: customer.programId, clickId: customer.clickId, partnerId: customer.partnerId };
+  if (source === 'browser' && customer.leadAuth === 'server_required') {
+    // Provisional: not settled, no user id saved, not counted or paid; repeating it records nothing.
+    if (provisional) return { success: true, provisional: true, data: { click_id: customer.clickId, customer_status: 'click', lead_id: Number(provisional.id) } };
+    const leadId = await insertId(trx, 'lead_events', {
+      program_id: customer.programId,
+      customer_id: customer.id,
+      click_id: customer.clickId,
+      session_id: input.sessionId,
+      page_url: input.pageUrl,
+      provisional: true,
+      source: 'browser',
+      is_test: test,
+      lead_timestamp: now,
+      created_at: now,
+    });
+    if (!test) {
+      const lead = leadObject({ ...facts, id: leadId, customerKey: null, provisional: true, source: 'browser', createdAt: now, settledAt: null });
+      await appendEvents(trx, [{ type: 'lead.created', programId: customer.programId, workspaceId: customer.workspaceId, data: { lead }, occurredAt: now }]);
+    }
+    return { success: true, provisional: true, data: { click_id: customer.clickId, customer_status: 'click', lead_id: leadId } };
+  }
+  const customerKey = input.customerKey ?? customer.customerKey;
+  let leadId: number;
+  let leadAt = now;
+  if (provisional) {
+    leadId = Number(provisional.id);
+    const row = await trx('lead_events').where({ id: leadId }).first('lead_timestamp');
+    leadAt = Number(row?.lead_timestamp ?? now);
+    await trx('lead_events').where({ id: leadId }).update({ provisional: false, settled_at: now, source, customer_key: customerKey, email: input.email });
+  } else {
+    leadId = await insertId(trx, 'lead_events', {
+      program_id: customer.programId,
+      customer_id: customer.id,
+      click_id: customer.clickId,
+      customer_key: customerKey,
+      email: input.email,
+      session_id: input.sessionId,
+      page_url: input.pageUrl,
+      provisional: false,
+      source,
+      is_test: test,
+      lead_timestamp: now,
+      settled_at: now,
+      created_at: now,
+    });
+  }
+  const updated = await trx('customers')
+    .where({ id: customer.id, status: 'click' })
+    .update({ status: 'lead', lead_at: leadAt, customer_key: customerKey, ...(input.email ? { email: input.email } : {}) });
+  // A concurrent lead for the same customer won the race; answer as the 3.1 row for `lead` says.
+  if (updated === 0) fail(ERRORS.leadStatus, { status: 'lead' });
+  if (!test) {
+    if (customer.partnerId !== null) await trx('partner_programs').where({ partner_id: customer.partnerId, program_id: customer.programId }).increment('leads', 1);
+    const lead = leadObject({ ...facts, id: leadId, customerKey, provisional: false, source, createdAt: leadAt, settledAt: now });
+    await appendEvents(trx, [{ type: provisional ? 'lead.settled' : 'lead.created', programId: customer.programId, workspaceId: customer.workspaceId, data: { lead }, occurredAt: now }]);
+  }
+  return { success: true, data: { click_id: customer.clickId, customer_status: 'lead', lead_id: leadId } };
+}
+
+/**
+ * A lead after authentication and validation, in one unit of work. `programId` is the key's
+ * program (absent for a browser lead); `test` runs the same rules on the test-flagged customers
+ * of a synthetic chain, counting nothing and writing no events.
+ */
+export function createLead(atomic: Atomic, programId: number | undefined, input: LeadInput, source: LeadSource, now: number, test = false): Promise<LeadResponse> {
+  return atomic(async (trx) => {
+    const customer = await findCustomer(trx, input, programId, test);
+    if (!customer) fail(ERRORS.leadCustomerNotFound);
+    if (programId !== undefined && customer.programId !== programId) fail(ERRORS.leadWrongProgram);
+    return recordLead(trx, customer, input, source, now, test);
+  });
+}

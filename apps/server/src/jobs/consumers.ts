@@ -1,0 +1,5 @@
+/** Every consumer of the outbox, in the order a pass runs them (jobs/outbox-runner.ts). */
+import type { OutboxConsumer } from './outbox-runner.js';
+import { auditLogConsumer } from './audit-log.js';
+
+export const OUTBOX_CONSUMERS: readonly OutboxConsumer[] = [auditLogConsumer];

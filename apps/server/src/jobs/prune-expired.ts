@@ -1,0 +1,122 @@
+/**
+ * Deletes rows whose life is over, so that no table grows from traffic that proves nothing (every
+ * `POST /api/v1/cli/auth/start` stores a login session; every sign-in remembers its id_token) and
+ * dead credentials do not pile up. Every server process runs it at start and then every
+ * PRUNE_INTERVAL_MS; `reftrack-server prune` runs it once. Deletes are idempotent, so several
+ * processes pruning at once only share the work.
+ *
+ * Each kind of row is one `Pruner` below: a later retention rule (logs, deliveries) is one more
+ * entry. A pruner deletes in batches, so one run never holds SQLite's write lock, or
+ * PostgreSQL's row locks, for long.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from '../logger.js';
+import { isSqlite } from '../db/knex.js';
+
+/**
+ * An expired CLI login session is kept this long after its 5 minutes, so that a late poll still
+ * answers `status: expired` (3.4) rather than 404 `Session not found`; the CLI stops polling at
+ * the deadline, so an hour covers any clock skew or slow client by far.
+ */
+export const CLI_LOGIN_SESSION_GRACE_MS = 60 * 60_000;
+export const PRUNE_INTERVAL_MS = 10 * 60_000;
+/** Outbox events are kept this long (docs/architecture.md): time to look into a consumer's backlog. */
+export const OUTBOX_RETENTION_MS = 7 * 86_400_000;
+const BATCH = 1000;
+
+export interface Pruner {
+  /** Names the rows in the report and the log. */
+  name: string;
+  prune(db: Knex, now: number): Promise<number>;
+}
+
+/** Deletes the rows of `table` whose `column` is at or before `cutoff`, `BATCH` at a time. */
+async function deleteWhereAtOrBefore(db: Knex, table: string, key: string, column: string, cutoff: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await db(table)
+      .whereIn(key, db(table).select(key).where(column, '<=', cutoff).limit(BATCH))
+      .delete();
+    total += deleted;
+    if (deleted < BATCH) return total;
+  }
+}
+
+/**
+ * Outbox events older than the retention that every consumer has passed. The oldest ids come
+ * first, so each batch is a short range of the primary key. An event a lagging consumer has not
+ * handled is kept, however old.
+ */
+async function pruneOutbox(db: Knex, now: number): Promise<number> {
+  const slowest = await db('outbox_cursors').orderBy([{ column: 'last_txid' }, { column: 'last_id' }]).first('last_txid', 'last_id');
+  const passed = (q: Knex.QueryBuilder): Knex.QueryBuilder =>
+    !slowest ? q : isSqlite(db) ? q.where('id', '<=', slowest.last_id) : q.whereRaw('(txid, id) <= (?, ?)', [slowest.last_txid, slowest.last_id]);
+  let total = 0;
+  for (;;) {
+    const batch = passed(db('outbox_events').select('id').where('occurred_at', '<=', now - OUTBOX_RETENTION_MS)).orderBy('id').limit(BATCH);
+    const deleted = await db('outbox_events').whereIn('id', batch).delete();
+    total += deleted;
+    if (deleted < BATCH) return total;
+  }
+}
+
+export const PRUNERS: readonly Pruner[] = [
+  // Unauthenticated: one per `auth/start`, whatever became of it (pending, complete, consumed).
+  { name: 'cli_login_sessions', prune: (db, now) => deleteWhereAtOrBefore(db, 'cli_login_sessions', 'id', 'expires_at', now - CLI_LOGIN_SESSION_GRACE_MS) },
+  // A used id_token is remembered until its own `exp`; after that it no longer verifies anyway.
+  { name: 'used_id_tokens', prune: (db, now) => deleteWhereAtOrBefore(db, 'used_id_tokens', 'use_key', 'expires_at', now) },
+  { name: 'dashboard_sessions', prune: (db, now) => deleteWhereAtOrBefore(db, 'dashboard_sessions', 'id', 'expires_at', now) },
+  // Revoked tokens stay listed (with their revocation time) until they would have expired.
+  { name: 'cli_tokens', prune: (db, now) => deleteWhereAtOrBefore(db, 'cli_tokens', 'id', 'expires_at', now) },
+  { name: 'outbox_events', prune: pruneOutbox },
+];
+
+export type PruneReport = Record<string, number>;
+
+/** One pass of every pruner at `now`; how many rows each deleted. */
+export async function pruneExpired(db: Knex, now: number): Promise<PruneReport> {
+  const report: PruneReport = {};
+  for (const pruner of PRUNERS) report[pruner.name] = await pruner.prune(db, now);
+  return report;
+}
+
+export interface PruneSchedule {
+  /** Stops the timer and waits for a pass in progress (before the database pool closes). */
+  stop(): Promise<void>;
+}
+
+export interface PruneDeps {
+  db: Knex;
+  now: () => number;
+  logger: Logger;
+}
+
+/** Runs a pass now and then every `intervalMs`; the timer never keeps the process alive. */
+export function schedulePruning(deps: PruneDeps, intervalMs = PRUNE_INTERVAL_MS): PruneSchedule {
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const pass = () => {
+    // A pass still running (a huge backlog, a slow database) is not joined by a second one.
+    if (running || stopped) return;
+    running = pruneExpired(deps.db, deps.now())
+      .then(
+        (report) => {
+          if (Object.values(report).some((n) => n > 0)) deps.logger.info({ pruned: report }, 'pruned expired rows');
+        },
+        (err: unknown) => deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'pruning expired rows failed; retried at the next interval'),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  pass();
+  const timer = setInterval(pass, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
