@@ -39,6 +39,10 @@ import { stripeConnectRetired } from './routes/cli/retired.js';
 import { cliLoginPage, cliLoginReturnPage, CLI_RETURN_PAGE_POLICY } from './routes/cli/login-page.js';
 import { webApp, WEB_APP_PATHS, WEB_APP_POLICY } from './routes/web-app.js';
 import { workspaceAuditLog } from './routes/dashboard/audit-log.js';
+import { listBalances, listCommissions, reviewCommissionsRoute } from './routes/dashboard/commissions.js';
+import { createPayoutBatchRoute, createPayoutRoute, exportPayoutBatch, listPayouts, updatePayoutRoute } from './routes/dashboard/payouts.js';
+import { getPayoutDetails, putPayoutDetails } from './routes/dashboard/payout-details.js';
+import { agentListBalances, agentListCommissions, agentListPayouts } from './routes/agent/commissions.js';
 import { demoShopPage, DEMO_SHOP_POLICY } from './routes/demo/shop-page.js';
 import { demoShopBuy, demoShopSignup } from './routes/demo/shop-actions.js';
 import { DEMO_SHOP_PATH } from './seed/demo.js';
@@ -105,6 +109,18 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/api/dashboard/programs/:id/payments', ...dash, session, getPayments(deps));
   router.put('/api/dashboard/programs/:id/payments', ...dash, session, connectPayments(deps));
   router.delete('/api/dashboard/programs/:id/payments', ...dash, session, disconnectPayments(deps));
+  // Commissions and payouts (docs/commissions.md).
+  router.get('/api/dashboard/programs/:id/commissions', ...dash, session, listCommissions(deps));
+  router.post('/api/dashboard/programs/:id/commissions/approve', ...dash, session, reviewCommissionsRoute(deps, 'approve'));
+  router.post('/api/dashboard/programs/:id/commissions/decline', ...dash, session, reviewCommissionsRoute(deps, 'decline'));
+  router.get('/api/dashboard/programs/:id/balances', ...dash, session, listBalances(deps));
+  router.get('/api/dashboard/programs/:id/payouts', ...dash, session, listPayouts(deps));
+  router.post('/api/dashboard/programs/:id/payouts', ...dash, session, createPayoutRoute(deps));
+  router.post('/api/dashboard/programs/:id/payout-batches', ...dash, session, createPayoutBatchRoute(deps));
+  router.patch('/api/dashboard/payouts/:id', ...dash, session, updatePayoutRoute(deps));
+  router.get('/api/dashboard/payout-batches/:id/export', ...dash, session, exportPayoutBatch(deps));
+  router.get('/api/dashboard/partners/:id/payout-details', ...dash, session, getPayoutDetails(deps));
+  router.put('/api/dashboard/partners/:id/payout-details', ...dash, session, putPayoutDetails(deps));
   // Access (docs/dashboard.md): the account's CLI tokens, a workspace's agent keys; revocation.
   router.get('/api/dashboard/cli-tokens', ...dash, session, listOwnCliTokens(deps));
   router.post('/api/dashboard/cli-tokens/:id/revoke', ...dash, session, revokeOwnCliToken(deps));
@@ -136,6 +152,10 @@ export function createApp(deps: AppDeps): Koa {
   router.get(ROUTES.agentPrograms.path, ...agent, requireAgentScope(deps.db, 'programs:read', deps.now), agentListPrograms(deps));
   router.get(ROUTES.agentProgram.path, ...agent, requireAgentScope(deps.db, 'programs:read', deps.now), agentGetProgram(deps));
   router.patch(ROUTES.agentProgramUpdate.path, ...agent, requireAgentScope(deps.db, 'programs:write', deps.now), agentUpdateProgram(deps));
+  const commissionsRead = requireAgentScope(deps.db, 'commissions:read', deps.now);
+  router.get('/api/agent/v1/programs/:id/commissions', ...agent, commissionsRead, agentListCommissions(deps));
+  router.get('/api/agent/v1/programs/:id/balances', ...agent, commissionsRead, agentListBalances(deps));
+  router.get('/api/agent/v1/programs/:id/payouts', ...agent, commissionsRead, agentListPayouts(deps));
 
   // The demo shop exists only while `start --demo` runs on an unexposed server (main.ts); its writes
   // are same-origin JSON only, like the dashboard's, so another site cannot post to it.

@@ -20,6 +20,7 @@ import { checkSignInPolicy } from './auth/sign-in-policy.js';
 import { DashboardOrigins } from './http/origins.js';
 import { withHostGate } from './http/host-gate.js';
 import { schedulePruning } from './jobs/prune-expired.js';
+import { scheduleCommissionApproval, type ApprovalSchedule } from './jobs/commission-approval.js';
 import { OutboxRunner } from './jobs/outbox-runner.js';
 import { OUTBOX_CONSUMERS } from './jobs/consumers.js';
 import { openSecretBox } from './secrets/encryption-key.js';
@@ -39,6 +40,8 @@ export interface RunningServer {
   url: string;
   deps: AppDeps;
   server: http.Server;
+  /** The commission approval job (tests run a pass with `approval.runNow()`). */
+  approval: ApprovalSchedule;
   close(): Promise<void>;
 }
 
@@ -93,6 +96,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   // Expired login sessions, used id_tokens, sessions and tokens: deleted now and every few minutes.
   const pruning = schedulePruning(deps);
+  // Pending commissions whose hold has passed become approved: now and every minute.
+  const approval = scheduleCommissionApproval(deps);
   outbox.start();
   const { port } = server.address() as AddressInfo;
   deps.origins.listeningOn(port);
@@ -115,10 +120,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       });
       await deps.clicks.close();
       await pruning.stop();
+      await approval.stop();
       await outbox.stop();
       redis?.disconnect();
       if (!options.db) await db.destroy();
       logger.flush();
     })());
-  return { url, deps, server, close };
+  return { url, deps, server, approval, close };
 }

@@ -27,7 +27,7 @@ describe(`[${dbKind}] 4.3 POST /api/v1/track/sale`, () => {
     const t = txn();
     const res = await sale(s, { transaction_id: t, amount_cents: 12_345, customer_key: customerKey, currency: 'eur' });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, data: { attributed: true, sale_id: expect.any(Number), transaction_id: t, commission_id: expect.any(Number), commission_amount_cents: 2469, currency: 'EUR' } });
+    expect(res.body).toEqual({ success: true, data: { attributed: true, sale_id: expect.any(Number), transaction_id: t, commission_id: expect.any(Number), commission_amount_cents: 2469, currency: 'EUR', commission_reason: null } });
     const saleRow = await s.db('sale_events').where({ id: res.body.data.sale_id }).first();
     expect(saleRow).toMatchObject({ processor_event_id: t, currency: 'EUR', program_id: 1 });
     expect(Number(saleRow.amount_cents)).toBe(12_345);
@@ -48,7 +48,7 @@ describe(`[${dbKind}] 4.3 POST /api/v1/track/sale`, () => {
     const first = await sale(s, { transaction_id: txn(), customer_key: customerKey });
     const second = await sale(s, { transaction_id: txn(), customer_key: customerKey });
     expect(first.body.data.commission_amount_cents).toBe(2000);
-    expect(second.body.data).toMatchObject({ attributed: true, commission_id: null, commission_amount_cents: 0 });
+    expect(second.body.data).toMatchObject({ attributed: true, commission_id: null, commission_amount_cents: 0, commission_reason: 'first_sale_only' });
     const legacy = await leadCustomer('rec', 'p3');
     const r1 = await sale(s, { transaction_id: txn(), customer_key: legacy.customerKey, currency: 'VND', amount_cents: 500_000 }, LEGACY_KEY);
     const r2 = await sale(s, { transaction_id: txn(), customer_key: legacy.customerKey, currency: 'VND', amount_cents: 500_000 }, LEGACY_KEY);
@@ -61,7 +61,7 @@ describe(`[${dbKind}] 4.3 POST /api/v1/track/sale`, () => {
     const commissions = await s.db('commissions').count({ n: '*' }).first();
     const res = await s.post(SALE, { additional_data: { test_mode: true } }, bearer(KEY1));
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ test_mode: true, sale_id: expect.any(Number), transaction_id: expect.stringMatching(/^test_txn_\d+$/) });
+    expect(res.body.data).toEqual({ test_mode: true, sale_id: expect.any(Number), transaction_id: expect.stringMatching(/^test_txn_\d+$/), commission_reason: 'test_mode' });
     const row = await s.db('sale_events').where({ id: res.body.data.sale_id }).first();
     expect(Boolean(row.is_test)).toBe(true);
     expect(await s.db('tracking_logs').where({ program_id: 1, kind: 'sale', is_test: true })).not.toHaveLength(0);

@@ -33,6 +33,10 @@ export interface ProgramView extends Program {
    */
   api_key_revealed_at: string | null;
   key_rotation: { marked_at: string; rotate_by: string } | null;
+  /** Days a new commission stays pending before the approval job approves it (docs/commissions.md). */
+  commission_hold_days: number;
+  /** The smallest payout of a batch, in major units of each currency. */
+  payout_minimum: number;
   created_at: string;
   updated_at: string;
 }

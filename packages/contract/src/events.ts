@@ -9,6 +9,7 @@
  * one version.
  */
 import type { CommissionStatus, Currency, RefundReason } from './limits.js';
+import type { PayoutObject, PayoutStatus } from './commissions.js';
 import type { DashboardLink } from './dashboard.js';
 
 /** A lead (4.2, 3.1) as events show it. */
@@ -53,6 +54,10 @@ export interface CommissionObject {
   amount_cents: number;
   currency: Currency;
   status: CommissionStatus;
+  /** Additive (docs/commissions.md): when the hold ends, why it was declined, which payout paid it. */
+  hold_until: string | null;
+  status_reason: string | null;
+  payout_id: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -83,6 +88,8 @@ export interface EventPayloads {
   'sale.refunded': { sale: SaleObject; refund: RefundObject; commission: CommissionObject | null };
   'commission.created': { commission: CommissionObject };
   'commission.updated': { commission: CommissionObject; previous_status: CommissionStatus };
+  'payout.created': { payout: PayoutObject };
+  'payout.updated': { payout: PayoutObject; previous_status: PayoutStatus };
   'partner.enrolled': { partner: PartnerObject; program_id: number };
   'link.created': { link: DashboardLink };
   'link.updated': { link: DashboardLink; changed: string[] };
@@ -112,6 +119,8 @@ export const DOMAIN_EVENT_VERSIONS: { readonly [T in DomainEventType]: number } 
   'sale.refunded': 1,
   'commission.created': 1,
   'commission.updated': 1,
+  'payout.created': 1,
+  'payout.updated': 1,
   'partner.enrolled': 1,
   'link.created': 1,
   'link.updated': 1,
@@ -196,6 +205,9 @@ export const AUDIT_SUMMARIES: Partial<Record<DomainEventType, string>> = {
   'program_key.rotation_marked': '{actor} marked the key of program {program_id} for rotation by {rotate_by}',
   'payments.connected': '{actor} connected Stripe account {account_id} to program {program_id} (signing secret set)',
   'payments.disconnected': '{actor} disconnected the payment processor of program {program_id}',
+  'commission.updated': '{actor} moved commission {commission.id} from {previous_status} to {commission.status}',
+  'payout.created': '{actor} created payout {payout.reference} of {payout.amount_cents} {payout.currency} minor units to partner {payout.partner.code}',
+  'payout.updated': '{actor} marked payout {payout.reference} {payout.status} (was {previous_status})',
   'partner.enrolled': '{actor} enrolled partner {partner.code} in program {program_id}',
   'link.created': '{actor} created referral link {link.short_link} in program {link.program_id}',
   'link.updated': '{actor} changed {changed} of referral link {link.short_link} (active: {link.active})',

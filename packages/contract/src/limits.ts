@@ -40,6 +40,15 @@ export const LIMITS = {
   eventListingWindowMultiplier: 3,
   eventListingDefaultPageSize: 10,
   eventListingMaxPageSize: 100,
+  /** Commissions approved or declined in one request, in one transaction (docs/commissions.md). */
+  commissionBulkMax: 100,
+  commissionListMaxPageSize: 200,
+  commissionHoldDaysDefault: 30,
+  commissionHoldDaysMax: 365,
+  payoutMinimumMax: 1_000_000,
+  /** PayPal Payouts Web takes at most 5,000 payments per file; Wise batches at most 1,000. */
+  paypalPayoutRowsPerFile: 5000,
+  wiseBatchRowsPerFile: 1000,
   /** Largest accepted JSON body; larger answers 413. */
   maxJsonBodyBytes: 64 * 1024,
   programKeyRandomLength: 40,
@@ -76,24 +85,25 @@ export const TEST_EVENT_TYPES = ['click', 'lead', 'sale'] as const;
 export const CUSTOMER_STATUSES = ['click', 'lead'] as const;
 export type CustomerStatus = (typeof CUSTOMER_STATUSES)[number];
 
-export const COMMISSION_STATUSES = ['pending', 'approved', 'paid', 'reversed'] as const;
+/** `declined`: an owner refused it (with a reason); it is never paid. */
+export const COMMISSION_STATUSES = ['pending', 'approved', 'paid', 'reversed', 'declined'] as const;
 export type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
 
 /** Workspace roles and what each may do (design: "Server"). */
 export const ROLES = ['owner', 'member', 'restricted'] as const;
 export type Role = (typeof ROLES)[number];
 
-export const PERMISSIONS = ['programs:read', 'programs:write', 'keys:manage', 'partners:read', 'partners:write', 'payments:write', 'tracking:list', 'agent_keys:manage', 'audit:read'] as const;
+export const PERMISSIONS = ['programs:read', 'programs:write', 'keys:manage', 'partners:read', 'partners:write', 'payments:write', 'tracking:list', 'agent_keys:manage', 'audit:read', 'commissions:read', 'commissions:manage'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   owner: PERMISSIONS,
-  member: ['programs:read', 'partners:read', 'tracking:list'],
+  member: ['programs:read', 'partners:read', 'tracking:list', 'commissions:read'],
   restricted: ['programs:read'],
 };
 
 /** Scopes an agent key can carry (5.6). */
-export const AGENT_SCOPES = ['programs:read', 'programs:write'] as const;
+export const AGENT_SCOPES = ['programs:read', 'programs:write', 'commissions:read'] as const;
 export type AgentScope = (typeof AGENT_SCOPES)[number];
 
 export const DASHBOARD_SESSION_COOKIE = 'reftrack_session';

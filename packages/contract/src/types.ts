@@ -1,4 +1,5 @@
 /** Request and response shapes of spec parts 2 and 4 (and the design's decisions on "not shown"). */
+import type { NoCommissionReason } from './commissions.js';
 import type { CommissionStatus, CommissionType, CustomerStatus, EventType, LeadAuth, RefundReason } from './limits.js';
 
 export interface Program {
@@ -104,6 +105,8 @@ export interface SaleAttributedData {
   commission_id: number | null;
   commission_amount_cents: number;
   currency: string;
+  /** Additive (docs/commissions.md): why no commission was created; null when one was. */
+  commission_reason: NoCommissionReason | null;
 }
 
 export interface SaleNotAttributedData {
@@ -115,6 +118,8 @@ export interface TestSaleData {
   test_mode: true;
   sale_id: number;
   transaction_id: string;
+  /** Additive: a test sale pays no commission. */
+  commission_reason: 'test_mode';
 }
 
 export interface SaleResponse {

@@ -1,5 +1,5 @@
 /** Program rows as the API shows them (2.1): the key only as `api_token_masked`. */
-import type { EventActor } from '@reftrack/contract';
+import { LIMITS, type EventActor } from '@reftrack/contract';
 import { appendEvents } from './outbox.js';
 import type { Knex } from 'knex';
 import { insertId } from './insert-id.js';
@@ -15,7 +15,7 @@ export function programQuery(db: Knex) {
   return db('programs as p')
     .leftJoin('program_keys as k', 'k.program_id', 'p.id')
     .select(
-      'p.id', 'p.workspace_id', 'p.name', 'p.domain', 'p.commission_type', 'p.commission_rate', 'p.attribution_window_days', 'p.lead_auth',
+      'p.id', 'p.workspace_id', 'p.name', 'p.domain', 'p.commission_type', 'p.commission_rate', 'p.attribution_window_days', 'p.lead_auth', 'p.commission_hold_days', 'p.payout_minimum',
       'p.created_at', 'p.updated_at', 'k.key_last4', 'k.rotation_marked_at', 'k.rotation_deadline', 'k.revealed_at',
     );
 }
@@ -33,6 +33,8 @@ export function toProgramView(row: Record<string, unknown>): ProgramView {
     api_token_masked: maskKey(row.key_last4 as string | null),
     api_key_revealed_at: row.revealed_at == null ? null : iso(row.revealed_at),
     key_rotation: row.rotation_deadline == null ? null : { marked_at: iso(row.rotation_marked_at ?? row.rotation_deadline), rotate_by: iso(row.rotation_deadline) },
+    commission_hold_days: Number(row.commission_hold_days),
+    payout_minimum: Number(row.payout_minimum),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -50,6 +52,8 @@ export interface NewProgram {
   commission_rate: number;
   attribution_window_days?: number;
   lead_auth?: LeadAuth;
+  commission_hold_days?: number;
+  payout_minimum?: number;
 }
 
 /**
@@ -65,6 +69,8 @@ export function programRow(workspaceId: number | null, input: Omit<NewProgram, '
     commission_rate: input.commission_rate,
     attribution_window_days: input.attribution_window_days ?? 60,
     lead_auth: input.lead_auth ?? 'server_required',
+    commission_hold_days: input.commission_hold_days ?? LIMITS.commissionHoldDaysDefault,
+    payout_minimum: input.payout_minimum ?? 0,
     created_at: now,
     updated_at: now,
   };

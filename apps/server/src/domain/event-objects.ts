@@ -61,6 +61,9 @@ export function commissionObject(row: Record<string, unknown>): CommissionObject
     amount_cents: Number(row.amount_cents),
     currency: row.currency as Currency,
     status: row.status as CommissionStatus,
+    hold_until: row.hold_until == null ? null : iso(Number(row.hold_until)),
+    status_reason: (row.status_reason as string | null | undefined) ?? null,
+    payout_id: row.payout_id == null ? null : Number(row.payout_id),
     created_at: iso(Number(row.created_at)),
     updated_at: iso(Number(row.updated_at)),
   };

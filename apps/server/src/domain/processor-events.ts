@@ -216,7 +216,7 @@ async function recordPayment(trx: Knex.Transaction, ctx: EventContext, sale: Str
     // 7.5: the sale is stored without a commission when the customer has no partner.
     const row = await trx('sale_events').where({ processor_event_id: sale.transactionId }).first('id');
     await rememberProcessorCustomer(trx, customer.id, sale.identity.processorCustomerId);
-    return { action: 'recorded', reason: 'partner_required', saleId: Number(row.id), data: { ...base, sale_id: Number(row.id), commission_id: null } };
+    return { action: 'recorded', reason: 'partner_required', saleId: Number(row.id), data: { ...base, sale_id: Number(row.id), commission_id: null, commission_reason: 'no_partner' } };
   }
   const data = outcome.response.data as unknown as Record<string, unknown>;
   if (data.attributed === false) return ignored(String(data.reason ?? 'not_attributed'), base);
@@ -224,7 +224,7 @@ async function recordPayment(trx: Knex.Transaction, ctx: EventContext, sale: Str
   return {
     action: 'recorded',
     saleId: Number(data.sale_id),
-    data: { ...base, sale_id: data.sale_id, commission_id: data.commission_id, commission_amount_cents: data.commission_amount_cents, currency: data.currency },
+    data: { ...base, sale_id: data.sale_id, commission_id: data.commission_id, commission_amount_cents: data.commission_amount_cents, currency: data.currency, commission_reason: data.commission_reason },
   };
 }
 
@@ -388,7 +388,7 @@ async function chargeRefunded(trx: Knex.Transaction, ctx: EventContext): Promise
   const reversal = await reverseCommission(trx, sale.id, 'refund', ctx.now, fraction);
   let status = reversal.status;
   // After the last part of a refund the commission is reversed, even when earlier parts were clawed back.
-  if (full && reversal.commissionId !== null && status !== 'reversed') {
+  if (full && reversal.commissionId !== null && status !== 'reversed' && status !== 'declined') {
     await markReversed(trx, reversal.commissionId, ctx.now);
     status = 'reversed';
   }

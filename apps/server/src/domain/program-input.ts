@@ -44,6 +44,16 @@ function windowOf(value: unknown): number {
   return value;
 }
 
+function holdDaysOf(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > LIMITS.commissionHoldDaysMax) fail(ERRORS.commissionHoldDaysInvalid);
+  return value;
+}
+
+function payoutMinimumOf(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > LIMITS.payoutMinimumMax) fail(ERRORS.payoutMinimumInvalid);
+  return value;
+}
+
 function leadAuthOf(value: unknown): LeadAuth {
   if (typeof value !== 'string' || !(LEAD_AUTH_MODES as readonly string[]).includes(value)) fail(ERRORS.leadAuthInvalid);
   return value as LeadAuth;
@@ -63,6 +73,8 @@ export function parseNewProgram(body: Body): NewProgram {
     commission_rate: rate,
     attribution_window_days: missing(body.attribution_window_days) ? undefined : windowOf(body.attribution_window_days),
     lead_auth: missing(body.lead_auth) ? undefined : leadAuthOf(body.lead_auth),
+    commission_hold_days: missing(body.commission_hold_days) ? undefined : holdDaysOf(body.commission_hold_days),
+    payout_minimum: missing(body.payout_minimum) ? undefined : payoutMinimumOf(body.payout_minimum),
   };
 }
 
@@ -75,6 +87,8 @@ export function parseProgramUpdate(body: Body): Partial<NewProgram> {
   if (body.commission_rate !== undefined) update.commission_rate = rateOf(body.commission_rate);
   if (body.attribution_window_days !== undefined) update.attribution_window_days = windowOf(body.attribution_window_days);
   if (body.lead_auth !== undefined) update.lead_auth = leadAuthOf(body.lead_auth);
+  if (body.commission_hold_days !== undefined) update.commission_hold_days = holdDaysOf(body.commission_hold_days);
+  if (body.payout_minimum !== undefined) update.payout_minimum = payoutMinimumOf(body.payout_minimum);
   if (Object.keys(update).length === 0) fail(ERRORS.noFieldsToUpdate);
   return update;
 }

@@ -9,7 +9,7 @@ import { ERRORS, type CommissionStatus, type Currency, type RefundReason, type R
 import { fail } from '../api-error.js';
 import { insertId } from '../db/insert-id.js';
 import { appendEvents, type NewEvent } from '../db/outbox.js';
-import { isUniqueViolation } from '../db/knex.js';
+import { isSqlite, isUniqueViolation } from '../db/knex.js';
 import { inSavepoint } from '../db/savepoint.js';
 import { commissionObject, refundObject, saleObject } from './event-objects.js';
 
@@ -30,10 +30,15 @@ export interface CommissionReversal {
  * commission claws back its part and leaves the commission paid.
  */
 export async function reverseCommission(trx: Knex.Transaction, saleId: number, reason: string, now: number, fraction = 1): Promise<CommissionReversal> {
-  const commission = await trx('commissions').where({ sale_id: saleId }).first('id', 'status', 'amount_cents');
+  // The row is locked on PostgreSQL (SQLite has one writer): an approval or a payout of this
+  // commission running at the same time waits, or this waits for it, so the refund sees the status
+  // that commits — a commission paid a moment ago is clawed back, never silently reversed unpaid.
+  const query = trx('commissions').where({ sale_id: saleId });
+  const commission = await (isSqlite(trx) ? query : query.forUpdate()).first('id', 'status', 'amount_cents');
   if (!commission) return { commissionId: null, status: null, previousStatus: null, adjustmentCents: 0 };
   const previousStatus = commission.status as CommissionStatus;
-  if (previousStatus === 'reversed') return { commissionId: commission.id, status: 'reversed', previousStatus, adjustmentCents: 0 };
+  // A reversed commission stays as it is; a declined one was never owed, so a refund changes nothing.
+  if (previousStatus === 'reversed' || previousStatus === 'declined') return { commissionId: commission.id, status: previousStatus, previousStatus, adjustmentCents: 0 };
   let adjustment = 0;
   if (previousStatus === 'paid') {
     adjustment = -Math.round(Number(commission.amount_cents) * fraction);

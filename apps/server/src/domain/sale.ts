@@ -4,7 +4,7 @@
  * real sale writes `sale.created` (and `commission.created` when it pays one) in its transaction.
  */
 import type { Knex } from 'knex';
-import { ERRORS, type CommissionType, type SaleResponse } from '@reftrack/contract';
+import { ERRORS, LIMITS, type CommissionType, type NoCommissionReason, type SaleResponse } from '@reftrack/contract';
 import { ApiError, fail } from '../api-error.js';
 import type { AppDeps } from '../deps.js';
 import { insertId } from '../db/insert-id.js';
@@ -16,6 +16,8 @@ import { withinAttributionWindow } from './attribution.js';
 import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from './commission.js';
 import { commissionObject, saleObject } from './event-objects.js';
 import type { SaleInput } from './sale-input.js';
+
+const DAY_MS = 86_400_000;
 
 /** What a sale needs besides its transaction: the fault hooks of the tests and a logger. */
 export type SaleDeps = Pick<AppDeps, 'faults' | 'logger'>;
@@ -48,6 +50,7 @@ function saleRow(input: SaleInput, programId: number, transactionId: string, cus
     is_test: input.testMode,
     sale_date: input.occurredAt,
     created_at: now,
+    commission_reason: null as NoCommissionReason | null,
   };
 }
 
@@ -72,7 +75,7 @@ export async function recordTestSale(trx: Knex.Transaction, input: SaleInput, pr
   for (let attempt = 0; saleId === undefined; attempt++) {
     const txn = transactionId ?? `test_txn_${now + attempt}`;
     try {
-      saleId = await insertSale(trx, saleRow(input, programId, txn, undefined, now), input.transactionId === undefined);
+      saleId = await insertSale(trx, { ...saleRow(input, programId, txn, undefined, now), commission_reason: 'test_mode' }, input.transactionId === undefined);
       transactionId = txn;
     } catch (err) {
       // Only a generated id may be retried; a caller's duplicate id is a 409 like any other.
@@ -80,7 +83,7 @@ export async function recordTestSale(trx: Knex.Transaction, input: SaleInput, pr
     }
   }
   await trx('tracking_logs').insert({ program_id: programId, kind: 'sale', is_test: true, message: `Test sale ${transactionId}`, created_at: now });
-  return { kind: 'recorded', response: { success: true, data: { test_mode: true, sale_id: saleId, transaction_id: transactionId! } } };
+  return { kind: 'recorded', response: { success: true, data: { test_mode: true, sale_id: saleId, transaction_id: transactionId!, commission_reason: 'test_mode' } } };
 }
 
 /**
@@ -95,7 +98,7 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   const program = await trx('programs as p')
     .leftJoin('partner_programs as pp', (on) => on.on('pp.program_id', 'p.id').andOnVal('pp.partner_id', customer.partnerId ?? -1))
     .where('p.id', programId)
-    .first('p.commission_type', 'p.commission_rate', 'p.attribution_window_days', 'pp.id as enrollment_id');
+    .first('p.commission_type', 'p.commission_rate', 'p.attribution_window_days', 'p.commission_hold_days', 'pp.id as enrollment_id');
   if (customer.partnerId !== null && program.enrollment_id == null) fail(ERRORS.saleNoPartnerProgram);
   const attributed = withinAttributionWindow({
     clickAt: customer.clickAt,
@@ -108,7 +111,10 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
     return { kind: 'recorded', response: { success: true, data: { attributed: false, reason: 'attribution_window_expired' } } };
   }
   const transactionId = input.transactionId!;
-  const row = { ...saleRow(input, programId, transactionId, customer, now), is_test: test || input.testMode };
+  const type = program.commission_type as CommissionType;
+  const pays = paysThisSale(type, customer.convertedAt !== null);
+  const reason: NoCommissionReason | null = customer.partnerId === null ? 'no_partner' : test ? 'test_mode' : pays ? null : 'first_sale_only';
+  const row = { ...saleRow(input, programId, transactionId, customer, now), is_test: test || input.testMode, commission_reason: reason };
   const saleId = await insertSale(trx, row);
   const events: NewEvent[] = test ? [] : [{ type: 'sale.created', programId, workspaceId: customer.workspaceId, data: { sale: saleObject(saleId, row, customer.customerKey, customer.partnerId) }, occurredAt: now }];
   // 7.5: the sale is stored before this refusal, so a resend answers 409.
@@ -117,12 +123,13 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
     return { kind: 'partner_required' };
   }
   await deps.faults.afterSaleInsert?.();
-  const type = program.commission_type as CommissionType;
   let commissionId: number | null = null;
   let amount = 0;
-  if (!test && paysThisSale(type, customer.convertedAt !== null)) {
+  if (reason === null) {
     amount = commissionAmount(type, Number(program.commission_rate), input.amountCents!, input.currency);
-    const commission = { sale_id: saleId, program_id: programId, partner_id: customer.partnerId, customer_id: customer.id, amount_cents: amount, currency: input.currency, status: 'pending', created_at: now, updated_at: now };
+    // The hold (docs/commissions.md): the approval job approves it when this passes without a refund.
+    const holdUntil = now + Number(program.commission_hold_days ?? LIMITS.commissionHoldDaysDefault) * DAY_MS;
+    const commission = { sale_id: saleId, program_id: programId, partner_id: customer.partnerId, customer_id: customer.id, amount_cents: amount, currency: input.currency, status: 'pending', hold_until: holdUntil, created_at: now, updated_at: now };
     commissionId = await insertId(trx, 'commissions', commission);
     await trx('platform_fees').insert({ commission_id: commissionId, sale_id: saleId, program_id: programId, amount_cents: platformFee(amount), currency: input.currency, rate_bps: PLATFORM_FEE_BPS, status: 'pending', created_at: now });
     events.push({ type: 'commission.created', programId, workspaceId: customer.workspaceId, data: { commission: commissionObject({ id: commissionId, ...commission }) }, occurredAt: now });
@@ -132,7 +139,7 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   await appendEvents(trx, events);
   return {
     kind: 'recorded',
-    response: { success: true, data: { attributed: true, sale_id: saleId, transaction_id: transactionId, commission_id: commissionId, commission_amount_cents: amount, currency: input.currency } },
+    response: { success: true, data: { attributed: true, sale_id: saleId, transaction_id: transactionId, commission_id: commissionId, commission_amount_cents: amount, currency: input.currency, commission_reason: reason } },
   };
 }
 
