@@ -430,3 +430,29 @@ describe(`[${dbKind}] agent API`, () => {
     expect((await s.get('/api/agent/v1/programs/4/commissions', bearer(withScope))).status).toBe(404);
   });
 });
+
+describe(`[${dbKind}] money views`, () => {
+  it('listed sales show their refund state and refunded amount; every listed event carries its partner', async () => {
+    const { transactionId } = await sold('sam10', 8000);
+    const before = (await s.get('/api/tracking/events/1?eventType=conversion&pageSize=100', owner)).body.data.find((e: { processor_event_id: string }) => e.processor_event_id === transactionId);
+    expect(before).toMatchObject({ payment_status: 'paid', refund_status: 'none', refunded_amount_cents: 0, partner: { id: 2, code: 'sam' } });
+    await s.post('/api/v1/track/refund', { transaction_id: transactionId, reason: 'chargeback' }, bearer(KEY1));
+    const after = (await s.get('/api/tracking/events/1?eventType=conversion&pageSize=100', owner)).body.data.find((e: { processor_event_id: string }) => e.processor_event_id === transactionId);
+    expect(after).toMatchObject({ refund_status: 'charged_back', refunded_amount_cents: 8000, partner: { id: 2, code: 'sam' } });
+    const clicks = (await s.get('/api/tracking/events/1?eventType=click&pageSize=5', owner)).body.data;
+    expect(clicks.every((e: { partner: { id: number } | null }) => e.partner !== null && typeof e.partner.id === 'number')).toBe(true);
+  });
+
+  it('the partners page shows earnings per currency, net of refunds', async () => {
+    const eurSale = await sold('sam10', 20_000, 'EUR');
+    await sold('sam10', 10_000, 'EUR');
+    await s.post('/api/v1/track/refund', { transaction_id: eurSale.transactionId }, bearer(KEY1));
+    const res = await s.get('/api/dashboard/programs/1/partners', owner);
+    const sam = res.body.data.find((p: { code: string }) => p.code === 'sam');
+    const eur = sam.earnings.find((e: { currency: string }) => e.currency === 'EUR');
+    const rows = await s.db('sale_events as s').join('customers as c', 'c.id', 's.customer_id').where({ 's.program_id': 1, 'c.partner_id': 2, 's.currency': 'EUR', 's.is_test': false }).select('s.id', 's.amount_cents');
+    const refunded = await s.db('refunds').whereIn('sale_id', rows.map((r) => r.id)).sum({ n: 'amount_cents' }).first();
+    expect(eur.revenue_cents).toBe(rows.reduce((n, r) => n + Number(r.amount_cents), 0) - Number(refunded?.n ?? 0));
+    expect(sam.earnings.map((e: { currency: string }) => e.currency)).toEqual([...new Set(sam.earnings.map((e: { currency: string }) => e.currency))]);
+  });
+});

@@ -42,12 +42,12 @@ describe(`[${dbKind}] 4.6 GET /api/tracking/events/:programId`, () => {
     const times = all.body.data.map((e: { timestamp: string }) => Date.parse(e.timestamp));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
     const [sale] = all.body.data.filter((e: { event_type: string }) => e.event_type === 'conversion');
-    expect(sale).toEqual({ id: expect.any(Number), event_type: 'conversion', timestamp: new Date(BASE + 32.75 * MIN).toISOString(), click_id: 'clk_list_4', createdAt: expect.any(String), amount_cents: 1004, currency: 'USD', sale_type: 'one_time', payment_status: 'paid', processor_event_id: `list_${dbKind}_4`, is_recurring: false });
+    expect(sale).toEqual({ id: expect.any(Number), event_type: 'conversion', timestamp: new Date(BASE + 32.75 * MIN).toISOString(), click_id: 'clk_list_4', createdAt: expect.any(String), amount_cents: 1004, currency: 'USD', sale_type: 'one_time', payment_status: 'paid', processor_event_id: `list_${dbKind}_4`, is_recurring: false, partner: null, refund_status: 'none', refunded_amount_cents: 0 });
     const lead = all.body.data.find((e: { event_type: string; customer_key: string }) => e.event_type === 'lead' && e.customer_key === 'u0');
-    expect(lead).toEqual({ id: expect.any(Number), event_type: 'lead', timestamp: new Date(BASE + 0.5 * MIN).toISOString(), click_id: 'clk_list_0', createdAt: expect.any(String), customer_key: 'u0', session_id: null, page_url: null, converted: false });
+    expect(lead).toEqual({ id: expect.any(Number), event_type: 'lead', timestamp: new Date(BASE + 0.5 * MIN).toISOString(), click_id: 'clk_list_0', createdAt: expect.any(String), customer_key: 'u0', session_id: null, page_url: null, converted: false, partner: null });
     const click0 = all.body.data.find((e: { click_id: string; event_type: string }) => e.event_type === 'click' && e.click_id === 'clk_list_0');
     expect(click0).toMatchObject({ event_type: 'click', timestamp: new Date(BASE).toISOString(), session_id: 's0', page_url: 'https://acme.test/', referrer_url: null, geo_country: null, device_type: null, converted: true });
-    expect(Object.keys(click0).sort()).toEqual(['browser_name', 'click_id', 'converted', 'createdAt', 'device_os', 'device_type', 'event_type', 'geo_city', 'geo_country', 'geo_region', 'id', 'page_url', 'referrer_url', 'session_id', 'timestamp'].sort());
+    expect(Object.keys(click0).sort()).toEqual(['browser_name', 'click_id', 'converted', 'createdAt', 'device_os', 'device_type', 'event_type', 'geo_city', 'geo_country', 'geo_region', 'id', 'page_url', 'partner', 'referrer_url', 'session_id', 'timestamp'].sort());
   });
 
   it('excludes test events and provisional leads', async () => {

@@ -3,7 +3,7 @@
  * on the spec's types: the server's handlers are typed with them and the web app reads them, so
  * the two cannot drift apart unnoticed.
  */
-import type { AgentScope, Role } from './limits.js';
+import type { AgentScope, Currency, Role } from './limits.js';
 import type { Program, ReferralLink } from './types.js';
 
 export interface DashboardAccount {
@@ -64,7 +64,10 @@ export interface DashboardPartner {
   clicks: number;
   leads: number;
   sales: number;
+  /** The running total kept since the first sale: every currency's minor units added together, refunds not deducted. Read `earnings` instead. */
   revenue_cents: number;
+  /** Additive (docs/commissions.md): per currency, net of refunds; never summed across currencies. */
+  earnings: PartnerEarnings[];
   last_clicked: string | null;
 }
 
@@ -113,4 +116,15 @@ export interface DashboardAgentKey {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+}
+
+/** A partner's results in one currency of one program. */
+export interface PartnerEarnings {
+  currency: Currency;
+  /** Real sales attributed to the partner. */
+  sales: number;
+  /** Sales net of refunds and chargebacks. */
+  revenue_cents: number;
+  /** Commissions owed or paid (pending, approved, paid), net of claw-backs; declined and reversed ones are not. */
+  commissions_cents: number;
 }

@@ -178,6 +178,8 @@ export interface NormalizedEventBase {
   timestamp: string;
   click_id: string | null;
   createdAt: string;
+  /** Additive (docs/commissions.md): the partner the event is attributed to, null when none. */
+  partner: { id: number; code: string } | null;
 }
 export interface ClickEvent extends NormalizedEventBase {
   event_type: 'click';
@@ -207,7 +209,12 @@ export interface ConversionEvent extends NormalizedEventBase {
   payment_status: string | null;
   processor_event_id: string;
   is_recurring: boolean;
+  /** Additive: refunds and chargebacks recorded for the sale since (payment_status stays as reported at sale time). */
+  refund_status: SaleRefundStatus;
+  refunded_amount_cents: number;
 }
+/** `charged_back` when any chargeback was recorded; `refunded` when the refunds reach the amount. */
+export type SaleRefundStatus = 'none' | 'partially_refunded' | 'refunded' | 'charged_back';
 export type NormalizedEvent = ClickEvent | LeadEvent | ConversionEvent;
 
 export interface EventListResponse {

@@ -3,7 +3,7 @@
  * summed per partner and currency only — never across currencies.
  */
 import type { Knex } from 'knex';
-import type { CommissionStatus, Currency, LedgerCommission, PartnerBalance } from '@reftrack/contract';
+import type { CommissionStatus, Currency, LedgerCommission, PartnerBalance, PartnerEarnings } from '@reftrack/contract';
 
 const iso = (ms: unknown): string => new Date(Number(ms)).toISOString();
 
@@ -125,4 +125,49 @@ export async function readBalances(db: Knex, programId: number, partnerId?: numb
     b.payable_cents = b.approved_cents - b.open_clawback_cents;
   }
   return list.sort((a, b) => a.partner.code.localeCompare(b.partner.code) || a.currency.localeCompare(b.currency));
+}
+
+/**
+ * Each partner's results per currency in a program: real sales, revenue net of refunds, and
+ * commissions owed or paid net of claw-backs. Keyed by partner id.
+ */
+export async function readPartnerEarnings(db: Knex, programId: number): Promise<Map<number, PartnerEarnings[]>> {
+  const refunds = db('refunds').where({ program_id: programId }).select('sale_id').sum({ refunded: 'amount_cents' }).groupBy('sale_id').as('rf');
+  const sales = (await db('sale_events as s')
+    .join('customers as c', 'c.id', 's.customer_id')
+    .leftJoin(refunds, 'rf.sale_id', 's.id')
+    .where({ 's.program_id': programId, 's.is_test': false })
+    .whereNotNull('c.partner_id')
+    .groupBy('c.partner_id', 's.currency')
+    .select('c.partner_id', 's.currency')
+    .count({ sales: '*' })
+    .sum({ gross: 's.amount_cents' })
+    .sum({ refunded: db.raw('coalesce(rf.refunded, 0)') })) as Array<Record<string, unknown>>;
+  const adjustments = db('commission_adjustments').select('commission_id').sum({ total: 'amount_cents' }).groupBy('commission_id').as('adj');
+  const commissions = (await db('commissions as c')
+    .leftJoin(adjustments, 'adj.commission_id', 'c.id')
+    .where('c.program_id', programId)
+    .where((q) => q.whereIn('c.status', ['pending', 'approved', 'paid']).orWhereNotNull('c.payout_id'))
+    .groupBy('c.partner_id', 'c.currency')
+    .select('c.partner_id', 'c.currency')
+    .sum({ owed: db.raw('c.amount_cents + coalesce(adj.total, 0)') })) as Array<Record<string, unknown>>;
+  const out = new Map<number, PartnerEarnings[]>();
+  const entry = (partner: unknown, currency: unknown): PartnerEarnings => {
+    const list = out.get(Number(partner)) ?? [];
+    out.set(Number(partner), list);
+    let e = list.find((x) => x.currency === currency);
+    if (!e) {
+      e = { currency: currency as Currency, sales: 0, revenue_cents: 0, commissions_cents: 0 };
+      list.push(e);
+    }
+    return e;
+  };
+  for (const r of sales) {
+    const e = entry(r.partner_id, r.currency);
+    e.sales = Number(r.sales);
+    e.revenue_cents = Number(r.gross) - Number(r.refunded);
+  }
+  for (const r of commissions) entry(r.partner_id, r.currency).commissions_cents = Number(r.owed);
+  for (const list of out.values()) list.sort((a, b) => a.currency.localeCompare(b.currency));
+  return out;
 }

@@ -10,6 +10,7 @@ import { requestActor } from '../../auth/actor.js';
 import { enrollPartner } from '../../domain/partners.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
 import { isUniqueViolation } from '../../db/knex.js';
+import { readPartnerEarnings } from '../../db/commission-ledger.js';
 
 const EMAIL = /^[^@\s]{1,200}@[^@\s]{1,200}$/;
 const iso = (ms: unknown) => (ms == null ? null : new Date(Number(ms)).toISOString());
@@ -23,9 +24,15 @@ export function listPartners(deps: AppDeps) {
       .where({ 'pp.program_id': programId, 'pa.is_test': false })
       .orderBy('pa.id')
       .select('pa.id', 'pa.name', 'pa.email', 'pa.code', 'pp.clicks', 'pp.leads', 'pp.sales', 'pp.revenue_cents', 'pp.last_clicked_at');
+    const earnings = await readPartnerEarnings(deps.db, programId);
     ctx.body = {
       success: true,
-      data: rows.map((r): DashboardPartner => ({ id: r.id, name: r.name, email: r.email, code: r.code, clicks: Number(r.clicks), leads: Number(r.leads), sales: Number(r.sales), revenue_cents: Number(r.revenue_cents), last_clicked: iso(r.last_clicked_at) })),
+      data: rows.map(
+        (r): DashboardPartner => ({
+          id: r.id, name: r.name, email: r.email, code: r.code, clicks: Number(r.clicks), leads: Number(r.leads), sales: Number(r.sales),
+          revenue_cents: Number(r.revenue_cents), earnings: earnings.get(Number(r.id)) ?? [], last_clicked: iso(r.last_clicked_at),
+        }),
+      ),
     };
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
-import { ERRORS, LIMITS, type ClickEvent, type ConversionEvent, type EventType, type LeadEvent, type NormalizedEvent } from '@reftrack/contract';
+import { ERRORS, LIMITS, type ClickEvent, type ConversionEvent, type EventType, type LeadEvent, type NormalizedEvent, type SaleRefundStatus } from '@reftrack/contract';
 import type { AppDeps } from '../../deps.js';
 import { bool } from '../../db/knex.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
@@ -16,6 +16,13 @@ import { parseEventsQuery, type EventsQuery } from './events-query.js';
 type Row = Record<string, any>;
 
 const iso = (ms: unknown): string => new Date(Number(ms)).toISOString();
+const partnerOf = (r: Row): NormalizedEvent['partner'] => (r.partner_id == null ? null : { id: Number(r.partner_id), code: String(r.partner_code) });
+
+function refundStatus(amount: number, refunded: number, chargebacks: number): SaleRefundStatus {
+  if (chargebacks > 0) return 'charged_back';
+  if (refunded <= 0) return 'none';
+  return refunded >= amount ? 'refunded' : 'partially_refunded';
+}
 const orNull = <T>(v: T | undefined | null): T | null => (v === undefined ? null : v);
 
 interface Sortable {
@@ -35,7 +42,8 @@ async function clicks(db: Knex, programId: number, query: EventsQuery, cap: numb
     .orderBy([{ column: 'e.click_timestamp', order: 'desc' }, { column: 'e.id', order: 'desc' }])
     .limit(cap)
     .leftJoin('customers as c', 'c.click_id', 'e.click_id')
-    .select('e.id', 'e.click_id', 'e.session_id', 'e.page_url', 'e.referrer_url', 'e.geo_country', 'e.geo_region', 'e.geo_city', 'e.device_type', 'e.device_os', 'e.browser_name', 'e.click_timestamp', 'e.created_at', 'c.status', 'c.converted_at');
+    .leftJoin('partners as pa', 'pa.id', 'e.partner_id')
+    .select('e.partner_id', 'pa.code as partner_code', 'e.id', 'e.click_id', 'e.session_id', 'e.page_url', 'e.referrer_url', 'e.geo_country', 'e.geo_region', 'e.geo_city', 'e.device_type', 'e.device_os', 'e.browser_name', 'e.click_timestamp', 'e.created_at', 'c.status', 'c.converted_at');
   return rows.map((r) => {
     const event: ClickEvent = {
       id: Number(r.id),
@@ -54,6 +62,7 @@ async function clicks(db: Knex, programId: number, query: EventsQuery, cap: numb
       browser_name: orNull(r.browser_name),
       // A click converts when its visitor signs up (or buys).
       converted: r.status === 'lead' || r.converted_at != null,
+      partner: partnerOf(r),
     };
     return { at: Number(r.click_timestamp), rank: 2, event };
   });
@@ -65,7 +74,8 @@ async function leads(db: Knex, programId: number, query: EventsQuery, cap: numbe
     .orderBy([{ column: 'e.lead_timestamp', order: 'desc' }, { column: 'e.id', order: 'desc' }])
     .limit(cap)
     .leftJoin('customers as c', 'c.id', 'e.customer_id')
-    .select('e.id', 'e.click_id', 'e.customer_key', 'e.session_id', 'e.page_url', 'e.lead_timestamp', 'e.created_at', 'c.converted_at');
+    .leftJoin('partners as pa', 'pa.id', 'c.partner_id')
+    .select('c.partner_id', 'pa.code as partner_code', 'e.id', 'e.click_id', 'e.customer_key', 'e.session_id', 'e.page_url', 'e.lead_timestamp', 'e.created_at', 'c.converted_at');
   return rows.map((r) => {
     const event: LeadEvent = {
       id: Number(r.id),
@@ -78,16 +88,30 @@ async function leads(db: Knex, programId: number, query: EventsQuery, cap: numbe
       page_url: orNull(r.page_url),
       // A lead converts with its customer's first attributed sale.
       converted: r.converted_at != null,
+      partner: partnerOf(r),
     };
     return { at: Number(r.lead_timestamp), rank: 1, event };
   });
 }
 
+/** Per sale: the amount refunded and how many chargebacks (refunds of both kinds are rows of `refunds`). */
+const refundTotals = (db: Knex, programId: number) =>
+  db('refunds')
+    .where({ program_id: programId })
+    .select('sale_id')
+    .sum({ refunded: 'amount_cents' })
+    .sum({ chargebacks: db.raw("case when reason = 'chargeback' then 1 else 0 end") })
+    .groupBy('sale_id')
+    .as('rf');
+
 async function conversions(db: Knex, programId: number, query: EventsQuery, cap: number): Promise<Sortable[]> {
   const rows: Row[] = await bounded(db('sale_events as e').where({ 'e.program_id': programId, 'e.is_test': false }), 'e.sale_date', query)
     .orderBy([{ column: 'e.sale_date', order: 'desc' }, { column: 'e.id', order: 'desc' }])
     .limit(cap)
-    .select('e.id', 'e.click_id', 'e.amount_cents', 'e.currency', 'e.sale_type', 'e.payment_status', 'e.processor_event_id', 'e.is_recurring', 'e.sale_date', 'e.created_at');
+    .leftJoin('customers as c', 'c.id', 'e.customer_id')
+    .leftJoin('partners as pa', 'pa.id', 'c.partner_id')
+    .leftJoin(refundTotals(db, programId), 'rf.sale_id', 'e.id')
+    .select('c.partner_id', 'pa.code as partner_code', 'rf.refunded', 'rf.chargebacks', 'e.id', 'e.click_id', 'e.amount_cents', 'e.currency', 'e.sale_type', 'e.payment_status', 'e.processor_event_id', 'e.is_recurring', 'e.sale_date', 'e.created_at');
   return rows.map((r) => {
     const event: ConversionEvent = {
       id: Number(r.id),
@@ -101,6 +125,9 @@ async function conversions(db: Knex, programId: number, query: EventsQuery, cap:
       payment_status: orNull(r.payment_status),
       processor_event_id: r.processor_event_id,
       is_recurring: bool(r.is_recurring),
+      partner: partnerOf(r),
+      refund_status: refundStatus(Number(r.amount_cents), Number(r.refunded ?? 0), Number(r.chargebacks ?? 0)),
+      refunded_amount_cents: Number(r.refunded ?? 0),
     };
     return { at: Number(r.sale_date), rank: 0, event };
   });
