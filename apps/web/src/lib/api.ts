@@ -5,6 +5,12 @@
  */
 import type {
   AuditLogResponse,
+  BalancesResponse,
+  CommissionReviewResult,
+  LedgerResponse,
+  PayoutBatchResponse,
+  PayoutDetailsView,
+  PayoutObject,
   DashboardAgentKey,
   DashboardCliToken,
   DashboardLink,
@@ -82,6 +88,23 @@ export interface ProgramInput {
   commission_rate?: number;
   attribution_window_days?: number;
   lead_auth?: string;
+  commission_hold_days?: number;
+  payout_minimum?: number;
+}
+
+export interface LedgerQuery {
+  partner_id?: string;
+  status?: string;
+  currency?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export function commissionsPath(programId: number, q: LedgerQuery & { format?: 'csv' }): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') params.set(k, String(v));
+  const qs = params.toString();
+  return `/api/dashboard/programs/${programId}/commissions${qs ? `?${qs}` : ''}`;
 }
 
 export type Readiness = ReadinessResponse['data'];
@@ -130,6 +153,16 @@ export const api = {
   revokeCliToken: (id: number) => send<DashboardCliToken>('POST', `/api/dashboard/cli-tokens/${id}/revoke`),
   agentKeys: (workspaceId: number) => get<DashboardAgentKey[]>(`/api/dashboard/workspaces/${workspaceId}/agent-keys`),
   revokeAgentKey: (id: number) => send<DashboardAgentKey>('POST', `/api/dashboard/agent-keys/${id}/revoke`),
+
+  commissions: (programId: number, q: LedgerQuery) => request<LedgerResponse>('GET', commissionsPath(programId, q)),
+  reviewCommissions: (programId: number, action: 'approve' | 'decline', ids: number[], reason?: string) =>
+    send<CommissionReviewResult[]>('POST', `/api/dashboard/programs/${programId}/commissions/${action}`, action === 'decline' ? { ids, reason } : { ids }),
+  balances: (programId: number) => get<BalancesResponse['data']>(`/api/dashboard/programs/${programId}/balances`),
+  payouts: (programId: number) => get<PayoutObject[]>(`/api/dashboard/programs/${programId}/payouts`),
+  createPayout: (programId: number, input: { partner_id: number; currency: string; method: string; reference?: string }) => send<PayoutObject>('POST', `/api/dashboard/programs/${programId}/payouts`, input),
+  createPayoutBatch: (programId: number, input: { method: string; currency?: string }) => send<PayoutBatchResponse['data']>('POST', `/api/dashboard/programs/${programId}/payout-batches`, input),
+  updatePayout: (payoutId: number, status: 'sent' | 'failed') => send<PayoutObject>('PATCH', `/api/dashboard/payouts/${payoutId}`, { status }),
+  payoutDetails: (partnerId: number) => get<PayoutDetailsView | null>(`/api/dashboard/partners/${partnerId}/payout-details`),
 
   auditLog: (workspaceId: number, q: { page: number; pageSize: number }) =>
     request<AuditLogResponse>('GET', `/api/dashboard/workspaces/${workspaceId}/audit-log?page=${q.page}&pageSize=${q.pageSize}`),

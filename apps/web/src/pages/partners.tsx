@@ -5,7 +5,7 @@ import { api } from '../lib/api.js';
 import { useLoad } from '../lib/use-load.js';
 import { can } from '../lib/roles.js';
 import { checkLink, checkPartner } from '../lib/validate.js';
-import { formatDateTime } from '../lib/format.js';
+import { formatDateTime, formatMoney } from '../lib/format.js';
 import { AccessMissing, CopyButton, ErrorNotice, Field, isForbidden, Loading, Status, useFocusOnError } from '../components/ui.js';
 
 export function PartnersTab({ program }: { program: DashboardProgram }) {
@@ -58,7 +58,10 @@ function PartnerTable({ partners }: { partners: DashboardPartner[] }) {
               Sales
             </th>
             <th scope="col" class="num">
-              Revenue <span class="sub">minor units</span>
+              Revenue <span class="sub">net of refunds</span>
+            </th>
+            <th scope="col" class="num">
+              Commissions
             </th>
             <th scope="col">Last click</th>
           </tr>
@@ -76,7 +79,8 @@ function PartnerTable({ partners }: { partners: DashboardPartner[] }) {
               <td class="num">{p.clicks}</td>
               <td class="num">{p.leads}</td>
               <td class="num">{p.sales}</td>
-              <td class="num">{p.revenue_cents.toLocaleString()}</td>
+              <td class="num">{perCurrency(p, 'revenue_cents')}</td>
+              <td class="num">{perCurrency(p, 'commissions_cents')}</td>
               <td>{formatDateTime(p.last_clicked)}</td>
             </tr>
           ))}
@@ -84,6 +88,16 @@ function PartnerTable({ partners }: { partners: DashboardPartner[] }) {
       </table>
     </div>
   );
+}
+
+/** One line per currency: amounts of different currencies are never added together. */
+function perCurrency(p: DashboardPartner, field: 'revenue_cents' | 'commissions_cents') {
+  if (p.earnings.length === 0) return '—';
+  return p.earnings.map((e) => (
+    <span key={e.currency} class="money-line">
+      {formatMoney(e[field], e.currency)}
+    </span>
+  ));
 }
 
 function LinkTable({ links, mayWrite, onChanged }: { links: DashboardLink[]; mayWrite: boolean; onChanged: (l: DashboardLink) => void }) {

@@ -10,11 +10,15 @@ import { PartnersTab } from './partners.js';
 import { PaymentsTab } from './payments.js';
 import { EventsTab } from './events.js';
 import { ReadinessTab } from './readiness.js';
+import { CommissionsTab } from './commissions.js';
+import { PayoutsTab } from './payouts.js';
 
 export const PROGRAM_TABS = [
   { id: 'settings', label: 'Settings & key' },
   { id: 'partners', label: 'Partners & links' },
   { id: 'payments', label: 'Payments' },
+  { id: 'commissions', label: 'Commissions' },
+  { id: 'payouts', label: 'Payouts' },
   { id: 'events', label: 'Events' },
   { id: 'readiness', label: 'Readiness' },
 ] as const;
@@ -65,6 +69,8 @@ export function ProgramPage({ id, tab, query }: { id: number; tab: ProgramTab; q
         {tab === 'settings' ? <SettingsTab program={p} onChange={program.setData} reload={program.reload} created={query.get('created') === '1'} /> : null}
         {tab === 'partners' ? <PartnersTab program={p} /> : null}
         {tab === 'payments' ? <PaymentsTab program={p} /> : null}
+        {tab === 'commissions' ? <CommissionsTab program={p} query={query} /> : null}
+        {tab === 'payouts' ? <PayoutsTab program={p} onProgramChange={program.setData} /> : null}
         {tab === 'events' ? <EventsTab program={p} query={query} /> : null}
         {tab === 'readiness' ? <ReadinessTab program={p} /> : null}
       </div>

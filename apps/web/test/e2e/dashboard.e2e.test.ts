@@ -329,8 +329,40 @@ describe('dashboard (owner)', () => {
     await shot(page, 'readiness');
   });
 
+  it('reviews commissions and pays them: approve the selected, pay the balance, mark the payout sent', async () => {
+    await page.goto(`${origin}/programs/${programId}/commissions`);
+    await page.getByRole('heading', { name: 'Commissions', exact: true }).waitFor();
+    const boxes = page.getByRole('checkbox', { name: /Select commission/ });
+    await boxes.first().waitFor();
+    const count = await boxes.count();
+    expect(count).toBeGreaterThanOrEqual(2);
+    // Keyboard: a commission is selected with Space, the action run with Enter.
+    await boxes.first().focus();
+    await page.keyboard.press('Space');
+    expect(await boxes.first().isChecked()).toBe(true);
+    for (let i = 1; i < count; i++) await boxes.nth(i).check();
+    await page.getByRole('button', { name: `Approve selected (${count})` }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByText(`${count} commissions changed.`).waitFor();
+    await page.getByLabel('Status').selectOption('approved');
+    await page.waitForURL(/status=approved/);
+    await page.getByRole('row', { name: /Approved/ }).first().waitFor();
+    await shot(page, 'commissions');
+
+    await page.getByRole('link', { name: 'Payouts', exact: true }).click();
+    await page.getByRole('heading', { name: 'Balances' }).waitFor();
+    await page.getByRole('button', { name: 'Pay Lou Partner USD' }).click();
+    await page.getByText(/Payout PO-\d+-\d+ of .* to Lou Partner created\./).waitFor();
+    const payoutRow = page.getByRole('row', { name: /PO-/ }).first();
+    await payoutRow.getByRole('button', { name: /Mark sent: payout/ }).click();
+    await page.getByText(/is now sent\./).waitFor();
+    await shot(page, 'payouts');
+    const ledger = await page.evaluate(async (id) => (await fetch(`/api/dashboard/programs/${id}/commissions?status=paid`)).json(), programId);
+    expect(ledger.data.length).toBe(count);
+  });
+
   it('passes an automated WCAG 2.1 AA check (axe-core) on every page', async () => {
-    for (const path of ['/programs', '/audit-log', ...['settings', 'partners', 'payments', 'events', 'readiness'].map((t) => `/programs/${programId}/${t}`)]) {
+    for (const path of ['/programs', '/audit-log', ...['settings', 'partners', 'commissions', 'payouts', 'payments', 'events', 'readiness'].map((t) => `/programs/${programId}/${t}`)]) {
       await page.goto(origin + path);
       await page.locator('main h1').waitFor();
       await page.waitForLoadState('networkidle');
@@ -350,6 +382,12 @@ describe('dashboard (owner)', () => {
     await page.getByRole('link', { name: 'Summer Shop' }).waitFor();
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
     await shot(page, 'programs-phone');
+    for (const tab of ['commissions', 'payouts']) {
+      await page.goto(`${origin}/programs/${programId}/${tab}`);
+      await page.locator('main h2').first().waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), tab).toBeLessThanOrEqual(0);
+    }
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
