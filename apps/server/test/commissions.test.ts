@@ -7,6 +7,7 @@ import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helper
 import { accountsFixture, signInAs } from './helpers/accounts.js';
 import { click, sale, serverLead } from './helpers/flows.js';
 import { createAgentKey } from '../src/auth/agent-key.js';
+import { PAYOUT_DETAILS_COLUMN } from '../src/domain/payout-details.js';
 
 let s: TestServer;
 let owner: Record<string, string>;
@@ -412,6 +413,39 @@ describe(`[${dbKind}] payout details and payout files`, () => {
     expect((await s.get(`/api/dashboard/payout-batches/${id}/export?format=csv&currency=USD`, owner)).status).toBe(400);
     expect((await s.get(`/api/dashboard/payout-batches/${id}/export?format=wise`, owner)).status).toBe(400);
     expect((await s.get(`/api/dashboard/payout-batches/${id}/export?format=wise&currency=USD`, outsider)).status).toBe(404);
+  });
+});
+
+describe(`[${dbKind}] payout files in parts`, () => {
+  it('a Wise file holds at most 1,000 payouts: a bigger batch is exported in parts, and the header says how many', async () => {
+    const now = Date.now();
+    const batchId = (await s.db('payout_batches').insert({ program_id: 1, method: 'wise', created_at: now }).returning('id'))[0];
+    const bid = typeof batchId === 'object' ? batchId.id : batchId;
+    const partners = Array.from({ length: 1001 }, (_, i) => ({ name: `Bulk ${i}`, code: `bulk-${dbKind}-${i}`, workspace_id: 1, created_at: now }));
+    const ids: number[] = [];
+    for (let i = 0; i < partners.length; i += 250) {
+      const rows = await s.db('partners').insert(partners.slice(i, i + 250)).returning('id');
+      ids.push(...rows.map((r: number | { id: number }) => (typeof r === 'object' ? r.id : r)));
+    }
+    const sealed = s.running.deps.secrets.seal(JSON.stringify({ method: 'wise', account_holder: 'Bulk', email: 'bulk@p.test', iban: 'DE89370400440532013000' }), PAYOUT_DETAILS_COLUMN.purpose);
+    for (let i = 0; i < ids.length; i += 250) {
+      await s.db('partner_payout_details').insert(ids.slice(i, i + 250).map((partner_id) => ({ partner_id, method: 'wise', details_sealed: sealed, updated_at: now })));
+      await s.db('payouts').insert(
+        ids.slice(i, i + 250).map((partner_id, j) => ({
+          program_id: 1, partner_id, batch_id: bid, currency: 'EUR', amount_cents: 1000, commissions_cents: 1000, adjustments_cents: 0, commission_count: 1,
+          method: 'wise', reference: `BULK-${i + j}`, status: 'created', created_at: now, updated_at: now,
+        })),
+      );
+    }
+    const first = await s.get(`/api/dashboard/payout-batches/${bid}/export?format=wise&currency=EUR`, owner);
+    expect(first.status, first.text).toBe(200);
+    expect(first.headers.get('reftrack-file-parts')).toBe('2');
+    expect(parseCsv(first.text)).toHaveLength(1 + 1000);
+    const second = await s.get(`/api/dashboard/payout-batches/${bid}/export?format=wise&currency=EUR&part=2`, owner);
+    expect(parseCsv(second.text)).toHaveLength(1 + 1);
+    const beyond = await s.get(`/api/dashboard/payout-batches/${bid}/export?format=wise&currency=EUR&part=3`, owner);
+    expect(beyond.status).toBe(400);
+    expect(beyond.body.error.message).toBe('part must be a whole number from 1 to 2 (the number of files this batch and currency need)');
   });
 });
 

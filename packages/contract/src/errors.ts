@@ -265,6 +265,7 @@ export const ERRORS = {
   payoutStatusInvalid: p(400, 'status must be one of: sent, failed'),
   payoutTransitionInvalid: p(409, 'A {from} payout cannot become {to} (created → sent or failed; sent → failed)'),
   payoutExportFormatInvalid: p(400, 'format must be paypal or wise'),
+  payoutExportPartInvalid: p(400, 'part must be a whole number from 1 to {parts} (the number of files this batch and currency need)'),
   payoutExportCurrencyRequired: p(400, 'currency is required: a payout file holds one currency'),
   payoutDetailsInvalid: p(400, '{problem}'),
   payoutDetailsMissing: p(409, 'These partners have no {format} payout details: {partners}. Add them (Partners → payout details) and export again.'),

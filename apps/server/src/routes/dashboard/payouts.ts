@@ -111,7 +111,7 @@ export function exportPayoutBatch(deps: AppDeps) {
     if (typeof format !== 'string' || !(PAYOUT_FILE_FORMATS as readonly string[]).includes(format)) fail(ERRORS.payoutExportFormatInvalid);
     if (ctx.query.currency === undefined) fail(ERRORS.payoutExportCurrencyRequired);
     const currency = parseCurrency(ctx.query.currency);
-    const part = ctx.query.part === undefined ? 1 : parseId(ctx.query.part, ERRORS.eventsPageInvalid);
+    const partText = ctx.query.part === undefined ? '1' : String(ctx.query.part);
     // Failed payouts are not paid by a file.
     const payouts = (await readPayouts(deps.db, { batchId, currency }, 100_000)).filter((p) => p.status !== 'failed').reverse();
     const details = await readPayoutDetails(deps.db, deps.secrets, payouts.map((p) => p.partner.id));
@@ -119,7 +119,8 @@ export function exportPayoutBatch(deps: AppDeps) {
     if (missing.length > 0) fail(ERRORS.payoutDetailsMissing, { format, partners: missing.slice(0, 20).join(', ') });
     const perFile = ROWS_PER_FILE[format as PayoutFileFormat];
     const parts = Math.max(1, Math.ceil(payouts.length / perFile));
-    if (part > parts) fail(ERRORS.eventsPageInvalid);
+    const part = /^\d{1,6}$/.test(partText) ? Number(partText) : 0;
+    if (part < 1 || part > parts) fail(ERRORS.payoutExportPartInvalid, { parts });
     const rows = payouts.slice((part - 1) * perFile, part * perFile).map((payout) => ({ payout, details: details.get(payout.partner.id)! }));
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('Content-Disposition', `attachment; filename="payouts-batch-${batchId}-${currency}-${format}-part-${part}-of-${parts}.csv"`);
