@@ -24,8 +24,11 @@ beforeAll(async () => {
   await seed({ ...env, DATABASE_URL: db.url }, fixture);
   server = await spawnServer(env);
   const click = await postJson(`${server.url}/api/v1/track/click`, { affiliate_url: 'https://rel.test/?aff=p1' }, { 'x-forwarded-for': '192.0.2.200' });
+  expect(click.status).toBe(200);
   customerKey = 'outage-customer';
-  await postJson(`${server.url}/api/v1/track/lead`, { click_id: click.body.click_id, customer_key: customerKey }, { authorization: `Bearer ${keys[0]}`, 'x-forwarded-for': '192.0.2.200' });
+  // The lead is what every sale below attributes to: it must have landed before any outage starts.
+  const lead = await postJson(`${server.url}/api/v1/track/lead`, { click_id: click.body.click_id, customer_key: customerKey }, { authorization: `Bearer ${keys[0]}`, 'x-forwarded-for': '192.0.2.200' });
+  expect(lead.status, JSON.stringify(lead.body)).toBe(200);
 });
 afterAll(async () => {
   await server?.kill();
@@ -58,7 +61,7 @@ describe('a dependency stops for a moment', () => {
     pgProxy.restore();
     await eventually(async () => (await fetch(`${server.url}/healthz`)).status === 200);
     const after = await sale('pg-after');
-    expect(after.status).toBe(200);
+    expect(after.status, JSON.stringify(after.body)).toBe(200);
     const rows = await query<{ processor_event_id: string }>(db, `select processor_event_id from sale_events where processor_event_id like 'pg-%'`);
     expect(rows.map((r) => r.processor_event_id)).toEqual(['pg-after']);
     const orphans = await query(db, 'select c.id from commissions c left join sale_events s on s.id = c.sale_id where s.id is null');
