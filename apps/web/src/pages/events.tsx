@@ -118,7 +118,10 @@ export function EventsTab({ program, query }: { program: DashboardProgram; query
   }
   const pagination = listing.data?.meta.pagination;
   const rows = listing.data?.data ?? [];
-  const note = pagination ? endNote(f, rows.length, pagination) : null;
+  // The page the rows on screen belong to: while the next page loads, the pager and the note keep
+  // describing what is shown, not the page asked for.
+  const shownPage = pagination?.page ?? f.page;
+  const note = pagination ? endNote({ ...f, page: shownPage }, rows.length, pagination) : null;
   const pageLink = (page: number) => base + queryFromFilters({ ...f, page });
 
   return (
@@ -183,7 +186,7 @@ export function EventsTab({ program, query }: { program: DashboardProgram; query
         <ErrorNotice error={listing.error} />
         {listing.data ? <EventTable events={rows} /> : null}
         {pagination ? (
-          <Pager label="Event pages" page={f.page} pageCount={pagination.pageCount} total={plural(pagination.total, 'event')} link={pageLink} />
+          <Pager label="Event pages" page={shownPage} pageCount={pagination.pageCount} total={plural(pagination.total, 'event')} link={pageLink} />
         ) : null}
         {note ? (
           <p class="notice info end-note" role="note">
