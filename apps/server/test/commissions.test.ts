@@ -101,6 +101,9 @@ describe(`[${dbKind}] commission ledger`, () => {
       ['?currency=XXX', 'currency must be a supported three-letter currency code, such as USD'],
       ['?cursor=abc', 'cursor must be the next_cursor of an earlier page'],
       ['?partner_id=-1', 'partner_id must be a positive integer'],
+      ['?from=yesterday', 'from must be an ISO 8601 date or time'],
+      ['?from=2026-12-01&to=2026-11-01', 'from must not be after to'],
+      ['?limit=201', 'limit must be an integer from 1 to 200'],
     ]) {
       const res = await ledger(query);
       expect(res.status, query).toBe(400);

@@ -14,7 +14,7 @@ const one = (query: Query, key: string): string | undefined => {
   return Array.isArray(v) ? v[v.length - 1] : v;
 };
 
-function time(value: string | undefined, error: typeof ERRORS.eventsDateFromInvalid): number | undefined {
+function time(value: string | undefined, error: typeof ERRORS.commissionFromInvalid): number | undefined {
   if (value === undefined || value === '') return undefined;
   const ms = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : NaN;
   if (!Number.isFinite(ms)) fail(error);
@@ -41,9 +41,9 @@ export function parseLedgerQuery(programId: number, query: Query): { filter: Led
   }
   const currency = one(query, 'currency');
   if (currency !== undefined) filter.currency = parseCurrency(currency);
-  filter.from = time(one(query, 'from'), ERRORS.eventsDateFromInvalid);
-  filter.to = time(one(query, 'to'), ERRORS.eventsDateToInvalid);
-  if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) fail(ERRORS.eventsDateRange);
+  filter.from = time(one(query, 'from'), ERRORS.commissionFromInvalid);
+  filter.to = time(one(query, 'to'), ERRORS.commissionToInvalid);
+  if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) fail(ERRORS.commissionRangeInvalid);
   const cursor = one(query, 'cursor');
   if (cursor !== undefined) {
     if (!/^\d{1,15}$/.test(cursor) || Number(cursor) < 1) fail(ERRORS.commissionCursorInvalid);
@@ -52,7 +52,7 @@ export function parseLedgerQuery(programId: number, query: Query): { filter: Led
   const limitText = one(query, 'limit');
   let limit = 50;
   if (limitText !== undefined) {
-    if (!/^\d{1,4}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > LIMITS.commissionListMaxPageSize) fail(ERRORS.eventsPageSizeInvalid);
+    if (!/^\d{1,4}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > LIMITS.commissionListMaxPageSize) fail(ERRORS.commissionLimitInvalid);
     limit = Number(limitText);
   }
   return { filter, limit };
