@@ -39,6 +39,8 @@ import { stripeConnectRetired } from './routes/cli/retired.js';
 import { cliLoginPage, cliLoginReturnPage, CLI_RETURN_PAGE_POLICY } from './routes/cli/login-page.js';
 import { webApp, WEB_APP_PATHS, WEB_APP_POLICY } from './routes/web-app.js';
 import { workspaceAuditLog } from './routes/dashboard/audit-log.js';
+import { dashboardWebhooks } from './routes/dashboard/webhooks.js';
+import { agentWebhooks } from './routes/agent/webhooks.js';
 import { demoShopPage, DEMO_SHOP_POLICY } from './routes/demo/shop-page.js';
 import { demoShopBuy, demoShopSignup } from './routes/demo/shop-actions.js';
 import { DEMO_SHOP_PATH } from './seed/demo.js';
@@ -111,6 +113,18 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/api/dashboard/workspaces/:id/agent-keys', ...dash, session, listWorkspaceAgentKeys(deps));
   router.get('/api/dashboard/workspaces/:id/audit-log', ...dash, session, workspaceAuditLog(deps));
   router.post('/api/dashboard/agent-keys/:id/revoke', ...dash, session, revokeWorkspaceAgentKey(deps));
+  // Outbound webhooks (docs/webhooks.md): endpoints, their delivery log, resend and test events.
+  const hooks = dashboardWebhooks(deps);
+  router.get('/api/dashboard/workspaces/:id/webhooks', ...dash, session, hooks.list);
+  router.post('/api/dashboard/workspaces/:id/webhooks', ...dash, session, hooks.create);
+  router.get('/api/dashboard/webhooks/:id', ...dash, session, hooks.get);
+  router.patch('/api/dashboard/webhooks/:id', ...dash, session, hooks.update);
+  router.delete('/api/dashboard/webhooks/:id', ...dash, session, hooks.remove);
+  router.post('/api/dashboard/webhooks/:id/rotate-secret', ...dash, session, hooks.rotate);
+  router.post('/api/dashboard/webhooks/:id/test', ...dash, session, hooks.test);
+  router.get('/api/dashboard/webhooks/:id/deliveries', ...dash, session, hooks.deliveries);
+  router.get('/api/dashboard/webhook-deliveries/:id', ...dash, session, hooks.delivery);
+  router.post('/api/dashboard/webhook-deliveries/:id/resend', ...dash, session, hooks.resend);
   router.get(ROUTES.trackingEvents.path, entry({ failure: ERRORS.eventsFailed, bucket: 'dashboard' }), session, trackingEvents(deps));
   router.get('/dev-idp/sign-in', page(DEV_SIGN_IN_PAGE_POLICY), devSignInPage(deps));
   router.post('/dev-idp/token', ...dash, sessionWrite, devToken(deps));
@@ -136,6 +150,18 @@ export function createApp(deps: AppDeps): Koa {
   router.get(ROUTES.agentPrograms.path, ...agent, requireAgentScope(deps.db, 'programs:read', deps.now), agentListPrograms(deps));
   router.get(ROUTES.agentProgram.path, ...agent, requireAgentScope(deps.db, 'programs:read', deps.now), agentGetProgram(deps));
   router.patch(ROUTES.agentProgramUpdate.path, ...agent, requireAgentScope(deps.db, 'programs:write', deps.now), agentUpdateProgram(deps));
+  const agentHooks = agentWebhooks(deps);
+  const hooksScope = requireAgentScope(deps.db, 'webhooks:manage', deps.now);
+  router.get(ROUTES.agentWebhooks.path, ...agent, hooksScope, agentHooks.list);
+  router.post(ROUTES.agentWebhookCreate.path, ...agent, hooksScope, agentHooks.create);
+  router.get(ROUTES.agentWebhook.path, ...agent, hooksScope, agentHooks.get);
+  router.patch(ROUTES.agentWebhookUpdate.path, ...agent, hooksScope, agentHooks.update);
+  router.delete(ROUTES.agentWebhookDelete.path, ...agent, hooksScope, agentHooks.remove);
+  router.post(ROUTES.agentWebhookRotate.path, ...agent, hooksScope, agentHooks.rotate);
+  router.post(ROUTES.agentWebhookTest.path, ...agent, hooksScope, agentHooks.test);
+  router.get(ROUTES.agentWebhookDeliveries.path, ...agent, hooksScope, agentHooks.deliveries);
+  router.get(ROUTES.agentWebhookDelivery.path, ...agent, hooksScope, agentHooks.delivery);
+  router.post(ROUTES.agentWebhookResend.path, ...agent, hooksScope, agentHooks.resend);
 
   // The demo shop exists only while `start --demo` runs on an unexposed server (main.ts); its writes
   // are same-origin JSON only, like the dashboard's, so another site cannot post to it.

@@ -22,6 +22,7 @@ import { withHostGate } from './http/host-gate.js';
 import { schedulePruning } from './jobs/prune-expired.js';
 import { OutboxRunner } from './jobs/outbox-runner.js';
 import { OUTBOX_CONSUMERS } from './jobs/consumers.js';
+import { WebhookWorker } from './jobs/webhook-worker.js';
 import { openSecretBox } from './secrets/encryption-key.js';
 import { prepareStoredSecrets } from './secrets/stored-secrets.js';
 
@@ -61,6 +62,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const outbox = new OutboxRunner({ db, now, logger }, OUTBOX_CONSUMERS);
+  const webhooks = new WebhookWorker({ db, secrets, now, logger, allowPrivateTargets: config.webhooks.allowPrivateTargets, timeoutMs: config.webhooks.timeoutMs });
   const deps: AppDeps = {
     config,
     db,
@@ -77,6 +79,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     outbox,
     ...(options.demo ? { demo: options.demo } : {}),
     secrets,
+    webhooks,
   };
   const app = createApp(deps);
   // The Host allow-list comes first: nothing, not even the click lane, runs for a foreign Host.
@@ -94,6 +97,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // Expired login sessions, used id_tokens, sessions and tokens: deleted now and every few minutes.
   const pruning = schedulePruning(deps);
   outbox.start();
+  webhooks.start();
   const { port } = server.address() as AddressInfo;
   deps.origins.listeningOn(port);
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -116,6 +120,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await deps.clicks.close();
       await pruning.stop();
       await outbox.stop();
+      await webhooks.stop();
       redis?.disconnect();
       if (!options.db) await db.destroy();
       logger.flush();

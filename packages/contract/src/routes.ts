@@ -41,6 +41,17 @@ export const ROUTES = {
   agentPrograms: r('GET', '/api/agent/v1/programs', 'agent_key', '4.8', 'agent'),
   agentProgram: r('GET', '/api/agent/v1/programs/:id', 'agent_key', '4.8', 'agent'),
   agentProgramUpdate: r('PATCH', '/api/agent/v1/programs/:id', 'agent_key', '4.8', 'agent'),
+  /** Outbound webhook endpoints (docs/webhooks.md), scope webhooks:manage. */
+  agentWebhooks: r('GET', '/api/agent/v1/webhooks', 'agent_key', 'design', 'agent'),
+  agentWebhookCreate: r('POST', '/api/agent/v1/webhooks', 'agent_key', 'design', 'agent'),
+  agentWebhook: r('GET', '/api/agent/v1/webhooks/:id', 'agent_key', 'design', 'agent'),
+  agentWebhookUpdate: r('PATCH', '/api/agent/v1/webhooks/:id', 'agent_key', 'design', 'agent'),
+  agentWebhookDelete: r('DELETE', '/api/agent/v1/webhooks/:id', 'agent_key', 'design', 'agent'),
+  agentWebhookRotate: r('POST', '/api/agent/v1/webhooks/:id/rotate-secret', 'agent_key', 'design', 'agent'),
+  agentWebhookTest: r('POST', '/api/agent/v1/webhooks/:id/test', 'agent_key', 'design', 'agent'),
+  agentWebhookDeliveries: r('GET', '/api/agent/v1/webhooks/:id/deliveries', 'agent_key', 'design', 'agent'),
+  agentWebhookDelivery: r('GET', '/api/agent/v1/webhook-deliveries/:id', 'agent_key', 'design', 'agent'),
+  agentWebhookResend: r('POST', '/api/agent/v1/webhook-deliveries/:id/resend', 'agent_key', 'design', 'agent'),
   /** The shared intake: checks at most one connection's secret (docs/stripe.md). */
   stripeWebhook: r('POST', '/api/v1/webhooks/stripe', 'none', '6.1', 'stripeWebhook'),
   /** A connection's own intake address (recommended): checks exactly that connection's secret. */
