@@ -20,6 +20,14 @@ export interface Receiver {
   answer: number | ((req: ReceivedDelivery, index: number) => number);
   /** Text of the answers' body. */
   answerBody: string;
+  /** While true, requests are recorded and never answered (a receiver that hangs). */
+  hold: boolean;
+  /** Requests being answered right now, at most (a check that attempts never overlap). */
+  maxConcurrent: number;
+  /** Delay before each answer, in ms. */
+  delayMs: number;
+  /** Drops the connections of held requests. */
+  dropHeld(): void;
   /** Waits until at least `n` deliveries arrived (or fails after `ms`). */
   waitFor(n: number, ms?: number): Promise<ReceivedDelivery[]>;
   close(): Promise<void>;
@@ -32,6 +40,13 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
     received: [],
     answer: 204,
     answerBody: '',
+    hold: false,
+    maxConcurrent: 0,
+    delayMs: 0,
+    dropHeld() {
+      for (const res of held) res.destroy();
+      held.length = 0;
+    },
     async waitFor(n, ms = 15_000) {
       const deadline = Date.now() + ms;
       while (receiver.received.length < n) {
@@ -45,6 +60,8 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
       server.close(() => resolve());
     }),
   };
+  const held: http.ServerResponse[] = [];
+  let concurrent = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -52,9 +69,18 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
       const delivery: ReceivedDelivery = { body: Buffer.concat(chunks).toString('utf8'), headers: req.headers as Record<string, string>, at: Date.now() };
       const index = receiver.received.length;
       receiver.received.push(delivery);
-      const status = typeof receiver.answer === 'function' ? receiver.answer(delivery, index) : receiver.answer;
-      res.writeHead(status, { 'content-type': 'text/plain' });
-      res.end(receiver.answerBody);
+      if (receiver.hold) {
+        held.push(res);
+        return;
+      }
+      concurrent++;
+      receiver.maxConcurrent = Math.max(receiver.maxConcurrent, concurrent);
+      setTimeout(() => {
+        concurrent--;
+        const status = typeof receiver.answer === 'function' ? receiver.answer(delivery, index) : receiver.answer;
+        res.writeHead(status, { 'content-type': 'text/plain' });
+        res.end(receiver.answerBody);
+      }, receiver.delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
