@@ -16,6 +16,10 @@ import type {
   NormalizedEvent,
   PaymentsConnection,
   ReadinessResponse,
+  WebhookDeliveriesResponse,
+  WebhookDeliveryDetail,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
 } from '@reftrack/contract';
 
 export class ApiError extends Error {
@@ -101,6 +105,15 @@ export function eventsPath(programId: number, q: EventQuery): string {
   return `/api/tracking/events/${programId}${qs ? `?${qs}` : ''}`;
 }
 
+/** What the Webhooks page sends to create an endpoint. */
+export interface WebhookInput {
+  url: string;
+  event_types: string[];
+  program_id?: number | null;
+  partner_id?: number | null;
+  description?: string | null;
+}
+
 export const api = {
   session: () => request<Ok<DashboardSession>>('GET', '/api/dashboard/session', undefined, { quiet401: true }).then((r) => r.data),
   signIn: (idToken: string) => request<Ok<DashboardSession>>('POST', '/api/dashboard/session', { id_token: idToken }, { quiet401: true }).then((r) => r.data),
@@ -130,6 +143,16 @@ export const api = {
   revokeCliToken: (id: number) => send<DashboardCliToken>('POST', `/api/dashboard/cli-tokens/${id}/revoke`),
   agentKeys: (workspaceId: number) => get<DashboardAgentKey[]>(`/api/dashboard/workspaces/${workspaceId}/agent-keys`),
   revokeAgentKey: (id: number) => send<DashboardAgentKey>('POST', `/api/dashboard/agent-keys/${id}/revoke`),
+
+  webhooks: (workspaceId: number) => get<WebhookEndpoint[]>(`/api/dashboard/workspaces/${workspaceId}/webhooks`),
+  createWebhook: (workspaceId: number, input: WebhookInput) => send<WebhookEndpointWithSecret>('POST', `/api/dashboard/workspaces/${workspaceId}/webhooks`, input),
+  updateWebhook: (id: number, input: Partial<WebhookInput> & { enabled?: boolean }) => send<WebhookEndpoint>('PATCH', `/api/dashboard/webhooks/${id}`, input),
+  deleteWebhook: (id: number) => send<null>('DELETE', `/api/dashboard/webhooks/${id}`),
+  rotateWebhookSecret: (id: number) => send<WebhookEndpointWithSecret>('POST', `/api/dashboard/webhooks/${id}/rotate-secret`),
+  testWebhook: (id: number) => send<WebhookDeliveryDetail>('POST', `/api/dashboard/webhooks/${id}/test`),
+  webhookDeliveries: (id: number, q: { page: number; pageSize: number }) =>
+    request<WebhookDeliveriesResponse>('GET', `/api/dashboard/webhooks/${id}/deliveries?page=${q.page}&pageSize=${q.pageSize}`),
+  resendDelivery: (id: number) => send<WebhookDeliveryDetail>('POST', `/api/dashboard/webhook-deliveries/${id}/resend`),
 
   auditLog: (workspaceId: number, q: { page: number; pageSize: number }) =>
     request<AuditLogResponse>('GET', `/api/dashboard/workspaces/${workspaceId}/audit-log?page=${q.page}&pageSize=${q.pageSize}`),
