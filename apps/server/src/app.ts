@@ -41,6 +41,7 @@ import { webApp, WEB_APP_PATHS, WEB_APP_POLICY } from './routes/web-app.js';
 import { workspaceAuditLog } from './routes/dashboard/audit-log.js';
 import { dashboardWebhooks } from './routes/dashboard/webhooks.js';
 import { agentWebhooks } from './routes/agent/webhooks.js';
+import { cliLoginAccount } from './routes/cli/webhooks-auth.js';
 import { demoShopPage, DEMO_SHOP_POLICY } from './routes/demo/shop-page.js';
 import { demoShopBuy, demoShopSignup } from './routes/demo/shop-actions.js';
 import { DEMO_SHOP_PATH } from './seed/demo.js';
@@ -142,6 +143,16 @@ export function createApp(deps: AppDeps): Koa {
   router.post(ROUTES.cliTestEvent.path, ...cli(ERRORS.cliTestEventFailed, { rateSubject: byProgramKey }), cliTestEvent(deps));
   router.post(ROUTES.cliStripeConnect.path, ...cli(ERRORS.internal), stripeConnectRetired);
   router.post(ROUTES.cliProgramKey.path, ...cli(ERRORS.cliProgramKeyFailed, { rateSubject: byLoginToken }), cliProgramKey(deps));
+  // `reftrack webhooks`: the dashboard's handlers behind the login token.
+  const cliHooks = [...cli(ERRORS.internal, { rateSubject: byLoginToken }), cliLoginAccount(deps)] as const;
+  router.get(ROUTES.cliWebhooks.path, ...cliHooks, hooks.list);
+  router.post(ROUTES.cliWebhookCreate.path, ...cliHooks, hooks.create);
+  router.patch(ROUTES.cliWebhookUpdate.path, ...cliHooks, hooks.update);
+  router.delete(ROUTES.cliWebhookDelete.path, ...cliHooks, hooks.remove);
+  router.post(ROUTES.cliWebhookRotate.path, ...cliHooks, hooks.rotate);
+  router.post(ROUTES.cliWebhookTest.path, ...cliHooks, hooks.test);
+  router.get(ROUTES.cliWebhookDeliveries.path, ...cliHooks, hooks.deliveries);
+  router.post(ROUTES.cliWebhookResend.path, ...cliHooks, hooks.resend);
   router.get('/cli/login', page(), cliLoginPage(deps));
   router.get('/cli/login/return', page(CLI_RETURN_PAGE_POLICY), cliLoginReturnPage);
 

@@ -38,6 +38,15 @@ export const ROUTES = {
   cliStripeConnect: r('POST', '/api/v1/cli/stripe-connect', 'none', '4.7', 'cli'),
   /** Design (4.8 leaves the key route open): generate or replace a program key with the login token, owner only. */
   cliProgramKey: r('POST', '/api/v1/cli/programs/:id/key', 'login_token', 'design', 'cli'),
+  /** `reftrack webhooks` (docs/webhooks.md): the dashboard's webhook routes for the login token. */
+  cliWebhooks: r('GET', '/api/v1/cli/workspaces/:id/webhooks', 'login_token', 'design', 'cli'),
+  cliWebhookCreate: r('POST', '/api/v1/cli/workspaces/:id/webhooks', 'login_token', 'design', 'cli'),
+  cliWebhookUpdate: r('PATCH', '/api/v1/cli/webhooks/:id', 'login_token', 'design', 'cli'),
+  cliWebhookDelete: r('DELETE', '/api/v1/cli/webhooks/:id', 'login_token', 'design', 'cli'),
+  cliWebhookRotate: r('POST', '/api/v1/cli/webhooks/:id/rotate-secret', 'login_token', 'design', 'cli'),
+  cliWebhookTest: r('POST', '/api/v1/cli/webhooks/:id/test', 'login_token', 'design', 'cli'),
+  cliWebhookDeliveries: r('GET', '/api/v1/cli/webhooks/:id/deliveries', 'login_token', 'design', 'cli'),
+  cliWebhookResend: r('POST', '/api/v1/cli/webhook-deliveries/:id/resend', 'login_token', 'design', 'cli'),
   agentPrograms: r('GET', '/api/agent/v1/programs', 'agent_key', '4.8', 'agent'),
   agentProgram: r('GET', '/api/agent/v1/programs/:id', 'agent_key', '4.8', 'agent'),
   agentProgramUpdate: r('PATCH', '/api/agent/v1/programs/:id', 'agent_key', '4.8', 'agent'),
