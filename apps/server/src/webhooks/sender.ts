@@ -32,8 +32,8 @@ export class WebhookSender {
   constructor(private readonly options: SendOptions) {
     const lookup = options.allowPrivateTargets ? undefined : guardedLookup;
     this.agents = {
-      http: new http.Agent({ keepAlive: true, maxSockets: 16, lookup }),
-      https: new https.Agent({ keepAlive: true, maxSockets: 16, lookup }),
+      http: new http.Agent({ keepAlive: true, maxSockets: 64, lookup }),
+      https: new https.Agent({ keepAlive: true, maxSockets: 64, lookup }),
     };
   }
 
