@@ -43,6 +43,9 @@ import { listBalances, listCommissions, reviewCommissionsRoute } from './routes/
 import { createPayoutBatchRoute, createPayoutRoute, exportPayoutBatch, listPayouts, updatePayoutRoute } from './routes/dashboard/payouts.js';
 import { getPayoutDetails, putPayoutDetails } from './routes/dashboard/payout-details.js';
 import { agentListBalances, agentListCommissions, agentListPayouts } from './routes/agent/commissions.js';
+import { dashboardWebhooks } from './routes/dashboard/webhooks.js';
+import { agentWebhooks } from './routes/agent/webhooks.js';
+import { cliLoginAccount } from './routes/cli/webhooks-auth.js';
 import { demoShopPage, DEMO_SHOP_POLICY } from './routes/demo/shop-page.js';
 import { demoShopBuy, demoShopSignup } from './routes/demo/shop-actions.js';
 import { DEMO_SHOP_PATH } from './seed/demo.js';
@@ -127,6 +130,18 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/api/dashboard/workspaces/:id/agent-keys', ...dash, session, listWorkspaceAgentKeys(deps));
   router.get('/api/dashboard/workspaces/:id/audit-log', ...dash, session, workspaceAuditLog(deps));
   router.post('/api/dashboard/agent-keys/:id/revoke', ...dash, session, revokeWorkspaceAgentKey(deps));
+  // Outbound webhooks (docs/webhooks.md): endpoints, their delivery log, resend and test events.
+  const hooks = dashboardWebhooks(deps);
+  router.get('/api/dashboard/workspaces/:id/webhooks', ...dash, session, hooks.list);
+  router.post('/api/dashboard/workspaces/:id/webhooks', ...dash, session, hooks.create);
+  router.get('/api/dashboard/webhooks/:id', ...dash, session, hooks.get);
+  router.patch('/api/dashboard/webhooks/:id', ...dash, session, hooks.update);
+  router.delete('/api/dashboard/webhooks/:id', ...dash, session, hooks.remove);
+  router.post('/api/dashboard/webhooks/:id/rotate-secret', ...dash, session, hooks.rotate);
+  router.post('/api/dashboard/webhooks/:id/test', ...dash, session, hooks.test);
+  router.get('/api/dashboard/webhooks/:id/deliveries', ...dash, session, hooks.deliveries);
+  router.get('/api/dashboard/webhook-deliveries/:id', ...dash, session, hooks.delivery);
+  router.post('/api/dashboard/webhook-deliveries/:id/resend', ...dash, session, hooks.resend);
   router.get(ROUTES.trackingEvents.path, entry({ failure: ERRORS.eventsFailed, bucket: 'dashboard' }), session, trackingEvents(deps));
   router.get('/dev-idp/sign-in', page(DEV_SIGN_IN_PAGE_POLICY), devSignInPage(deps));
   router.post('/dev-idp/token', ...dash, sessionWrite, devToken(deps));
@@ -144,6 +159,16 @@ export function createApp(deps: AppDeps): Koa {
   router.post(ROUTES.cliTestEvent.path, ...cli(ERRORS.cliTestEventFailed, { rateSubject: byProgramKey }), cliTestEvent(deps));
   router.post(ROUTES.cliStripeConnect.path, ...cli(ERRORS.internal), stripeConnectRetired);
   router.post(ROUTES.cliProgramKey.path, ...cli(ERRORS.cliProgramKeyFailed, { rateSubject: byLoginToken }), cliProgramKey(deps));
+  // `reftrack webhooks`: the dashboard's handlers behind the login token.
+  const cliHooks = [...cli(ERRORS.internal, { rateSubject: byLoginToken }), cliLoginAccount(deps)] as const;
+  router.get(ROUTES.cliWebhooks.path, ...cliHooks, hooks.list);
+  router.post(ROUTES.cliWebhookCreate.path, ...cliHooks, hooks.create);
+  router.patch(ROUTES.cliWebhookUpdate.path, ...cliHooks, hooks.update);
+  router.delete(ROUTES.cliWebhookDelete.path, ...cliHooks, hooks.remove);
+  router.post(ROUTES.cliWebhookRotate.path, ...cliHooks, hooks.rotate);
+  router.post(ROUTES.cliWebhookTest.path, ...cliHooks, hooks.test);
+  router.get(ROUTES.cliWebhookDeliveries.path, ...cliHooks, hooks.deliveries);
+  router.post(ROUTES.cliWebhookResend.path, ...cliHooks, hooks.resend);
   router.get('/cli/login', page(), cliLoginPage(deps));
   router.get('/cli/login/return', page(CLI_RETURN_PAGE_POLICY), cliLoginReturnPage);
 
@@ -156,6 +181,18 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/api/agent/v1/programs/:id/commissions', ...agent, commissionsRead, agentListCommissions(deps));
   router.get('/api/agent/v1/programs/:id/balances', ...agent, commissionsRead, agentListBalances(deps));
   router.get('/api/agent/v1/programs/:id/payouts', ...agent, commissionsRead, agentListPayouts(deps));
+  const agentHooks = agentWebhooks(deps);
+  const hooksScope = requireAgentScope(deps.db, 'webhooks:manage', deps.now);
+  router.get(ROUTES.agentWebhooks.path, ...agent, hooksScope, agentHooks.list);
+  router.post(ROUTES.agentWebhookCreate.path, ...agent, hooksScope, agentHooks.create);
+  router.get(ROUTES.agentWebhook.path, ...agent, hooksScope, agentHooks.get);
+  router.patch(ROUTES.agentWebhookUpdate.path, ...agent, hooksScope, agentHooks.update);
+  router.delete(ROUTES.agentWebhookDelete.path, ...agent, hooksScope, agentHooks.remove);
+  router.post(ROUTES.agentWebhookRotate.path, ...agent, hooksScope, agentHooks.rotate);
+  router.post(ROUTES.agentWebhookTest.path, ...agent, hooksScope, agentHooks.test);
+  router.get(ROUTES.agentWebhookDeliveries.path, ...agent, hooksScope, agentHooks.deliveries);
+  router.get(ROUTES.agentWebhookDelivery.path, ...agent, hooksScope, agentHooks.delivery);
+  router.post(ROUTES.agentWebhookResend.path, ...agent, hooksScope, agentHooks.resend);
 
   // The demo shop exists only while `start --demo` runs on an unexposed server (main.ts); its writes
   // are same-origin JSON only, like the dashboard's, so another site cannot post to it.

@@ -1,5 +1,6 @@
 /** Environment → typed configuration, checked once at start. */
 import path from 'node:path';
+import { WEBHOOK_LIMITS } from '@reftrack/contract';
 
 export type DatabaseConfig =
   | { client: 'sqlite'; filename: string }
@@ -38,6 +39,13 @@ export interface Config {
   encryptionKey?: string;
   /** ENCRYPTION_KEY_PREVIOUS: comma-separated keys still accepted for decryption during a rotation. */
   encryptionKeyPrevious: string[];
+  /** Outbound webhooks (docs/webhooks.md). */
+  webhooks: {
+    /** WEBHOOKS_ALLOW_PRIVATE_TARGETS=true: deliveries may go to private and loopback addresses (self-hosted networks, tests). */
+    allowPrivateTargets: boolean;
+    /** WEBHOOKS_TIMEOUT_MS: the time limit of one attempt (default 10 s). */
+    timeoutMs: number;
+  };
 }
 
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1', '[::1]'] as const;
@@ -91,6 +99,13 @@ function parseTrustProxy(value: string | undefined): false | number {
   return hops;
 }
 
+function parseTimeout(value: string | undefined): number {
+  if (!value) return WEBHOOK_LIMITS.timeoutMs;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 100 || ms > 60_000) throw new ConfigError('WEBHOOKS_TIMEOUT_MS must be an integer from 100 to 60000');
+  return ms;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer 0-65535 (got "${env.PORT}")`);
@@ -134,5 +149,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowDevSignIn: truthy(env.ALLOW_DEV_SIGN_IN),
     encryptionKey: env.ENCRYPTION_KEY || undefined,
     encryptionKeyPrevious: list(env.ENCRYPTION_KEY_PREVIOUS),
+    webhooks: { allowPrivateTargets: truthy(env.WEBHOOKS_ALLOW_PRIVATE_TARGETS), timeoutMs: parseTimeout(env.WEBHOOKS_TIMEOUT_MS) },
   };
 }

@@ -11,6 +11,7 @@ import type { Atomic } from './db/atomic.js';
 import type { DashboardOrigins } from './http/origins.js';
 import type { OutboxRunner } from './jobs/outbox-runner.js';
 import type { SecretBox } from './secrets/secret-box.js';
+import type { WebhookWorker } from './jobs/webhook-worker.js';
 
 /** Test-only hooks that inject a failure at a named point; empty in production. */
 export interface Faults {
@@ -47,4 +48,6 @@ export interface AppDeps {
   demo?: DemoMode;
   /** Seals and opens stored secrets that must be read back (secrets/secret-box.ts). */
   secrets: SecretBox;
+  /** Outbound webhooks' delivery worker: `runDue()` in tests; routes wake it through webhooks/wakeup.ts. */
+  webhooks: WebhookWorker;
 }

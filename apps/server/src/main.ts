@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** `reftrack-server`: the operator command (start, migrate, seed, keys, credentials, prune). */
 import { Command, InvalidArgumentError } from 'commander';
+import { AGENT_SCOPES } from '@reftrack/contract';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createDb } from './db/knex.js';
 import { migrateLatest } from './db/migrate.js';
@@ -205,7 +206,7 @@ agentKeys
   .command('create')
   .description('print a new agt_ key once')
   .requiredOption('--workspace <id>', 'workspace id', positiveInt)
-  .requiredOption('--scopes <list>', 'comma-separated scopes: programs:read, programs:write')
+  .requiredOption('--scopes <list>', `comma-separated scopes: ${AGENT_SCOPES.join(', ')}`)
   .option('--name <name>', 'what the key is for')
   .action((opts: { workspace: number; scopes: string; name?: string }) =>
     withDb(async (db) => {

@@ -23,6 +23,7 @@ import { schedulePruning } from './jobs/prune-expired.js';
 import { scheduleCommissionApproval, type ApprovalSchedule } from './jobs/commission-approval.js';
 import { OutboxRunner } from './jobs/outbox-runner.js';
 import { OUTBOX_CONSUMERS } from './jobs/consumers.js';
+import { WebhookWorker } from './jobs/webhook-worker.js';
 import { openSecretBox } from './secrets/encryption-key.js';
 import { prepareStoredSecrets } from './secrets/stored-secrets.js';
 
@@ -64,6 +65,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const outbox = new OutboxRunner({ db, now, logger }, OUTBOX_CONSUMERS);
+  const webhooks = new WebhookWorker({ db, secrets, now, logger, allowPrivateTargets: config.webhooks.allowPrivateTargets, timeoutMs: config.webhooks.timeoutMs });
   const deps: AppDeps = {
     config,
     db,
@@ -80,6 +82,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     outbox,
     ...(options.demo ? { demo: options.demo } : {}),
     secrets,
+    webhooks,
   };
   const app = createApp(deps);
   // The Host allow-list comes first: nothing, not even the click lane, runs for a foreign Host.
@@ -99,6 +102,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // Pending commissions whose hold has passed become approved: now and every minute.
   const approval = scheduleCommissionApproval(deps);
   outbox.start();
+  webhooks.start();
   const { port } = server.address() as AddressInfo;
   deps.origins.listeningOn(port);
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -122,6 +126,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await pruning.stop();
       await approval.stop();
       await outbox.stop();
+      await webhooks.stop();
       redis?.disconnect();
       if (!options.db) await db.destroy();
       logger.flush();

@@ -9,6 +9,7 @@ import { ProgramsPage } from './pages/programs.js';
 import { ProgramPage, PROGRAM_TABS, type ProgramTab } from './pages/program.js';
 import { AccessPage } from './pages/access.js';
 import { AuditLogPage, auditWorkspaces } from './pages/audit-log.js';
+import { WebhooksPage, webhookWorkspaces } from './pages/webhooks.js';
 import { Loading } from './components/ui.js';
 
 type SessionState = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; info: DashboardSession };
@@ -75,6 +76,7 @@ export function App() {
   else if (match('/programs', loc.path)) page = <ProgramsPage session={signedIn} />;
   else if (match('/access', loc.path)) page = <AccessPage session={signedIn} />;
   else if (match('/audit-log', loc.path)) page = <AuditLogPage session={signedIn} query={loc.query} />;
+  else if (match('/webhooks', loc.path)) page = <WebhooksPage session={signedIn} query={loc.query} />;
   else if ((programRoute = match('/programs/:id/:tab?', loc.path)) && /^\d+$/.test(programRoute.id)) {
     const tab = (programRoute.tab ?? 'settings') as ProgramTab;
     page = PROGRAM_TABS.some((t) => t.id === tab) ? <ProgramPage id={Number(programRoute.id)} tab={tab} query={loc.query} /> : <NotFound />;
@@ -102,6 +104,11 @@ export function App() {
               <a href="/access" aria-current={loc.path === '/access' ? 'page' : undefined}>
                 Access
               </a>
+              {webhookWorkspaces(signedIn).length > 0 ? (
+                <a href="/webhooks" aria-current={loc.path === '/webhooks' ? 'page' : undefined}>
+                  Webhooks
+                </a>
+              ) : null}
               {auditWorkspaces(signedIn).length > 0 ? (
                 <a href="/audit-log" aria-current={loc.path === '/audit-log' ? 'page' : undefined}>
                   Audit log

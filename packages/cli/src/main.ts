@@ -15,6 +15,7 @@ import { programs } from './commands/programs/index.js';
 import { status } from './commands/status/index.js';
 import { TEST_EVENT_CHOICES, testEvent } from './commands/test-event/index.js';
 import { whoami } from './commands/whoami/index.js';
+import { webhooksCreate, webhooksDelete, webhooksDeliveries, webhooksList, webhooksResend, webhooksRotate, webhooksTest, webhooksUpdate, type WebhooksFlags } from './commands/webhooks/index.js';
 import { createContext, type CommonFlags, type Context } from './context.js';
 import { EXIT, EXIT_CODE_HELP } from './exit-codes.js';
 import { Output } from './output.js';
@@ -153,6 +154,46 @@ export function buildProgram(jsonRequested: boolean): Command {
     .addOption(baseUrlOption())
     .addOption(jsonOption())
     .action(action<KeyFlags, [string]>((ctx, type, flags) => testEvent(ctx, type, flags)));
+
+  const hooks = program.command('webhooks').description('outbound webhook endpoints of a workspace, for its owners (login token; docs/webhooks.md)');
+  const workspaceOption = () => new Option('--workspace <id>', "workspace id (default: your first program's)");
+  const sub = (name: string, description: string) => hooks.command(name).description(description).addOption(baseUrlOption()).addOption(jsonOption());
+  sub('list', 'list the endpoints (never their secrets)')
+    .addOption(workspaceOption())
+    .action(action<WebhooksFlags, []>((ctx, flags) => webhooksList(ctx, flags)));
+  sub('create', 'add an endpoint and print its signing secret once')
+    .addArgument(new Argument('<url>', 'where deliveries are POSTed'))
+    .option('--events <list>', 'comma-separated event types, e.g. sale.created,commission.created')
+    .option('--program <id>', "only this program's events")
+    .option('--partner <id>', "a partner's postback: only that partner's leads, sales and commissions")
+    .option('--description <text>', 'a note')
+    .addOption(workspaceOption())
+    .action(action<WebhooksFlags, [string]>((ctx, url, flags) => webhooksCreate(ctx, url, flags)));
+  sub('update', 'change an endpoint')
+    .addArgument(new Argument('<id>', 'endpoint id'))
+    .option('--url <url>', 'new address')
+    .option('--events <list>', 'comma-separated event types')
+    .option('--program <id>', 'a program id, or all')
+    .option('--description <text>', 'a note')
+    .option('--enable', 'switch it on (clears a "failing" notice)')
+    .option('--disable', 'switch it off')
+    .action(action<WebhooksFlags, [string]>((ctx, id, flags) => webhooksUpdate(ctx, id, flags)));
+  sub('delete', 'delete an endpoint and its delivery log')
+    .addArgument(new Argument('<id>', 'endpoint id'))
+    .action(action<WebhooksFlags, [string]>((ctx, id, flags) => webhooksDelete(ctx, id, flags)));
+  sub('rotate-secret', 'make a new signing secret and print it once; the old one signs 24 h more')
+    .addArgument(new Argument('<id>', 'endpoint id'))
+    .action(action<WebhooksFlags, [string]>((ctx, id, flags) => webhooksRotate(ctx, id, flags)));
+  sub('test', 'send a signed webhook.test event to the endpoint')
+    .addArgument(new Argument('<id>', 'endpoint id'))
+    .action(action<WebhooksFlags, [string]>((ctx, id, flags) => webhooksTest(ctx, id, flags)));
+  sub('deliveries', "the endpoint's delivery log, newest first")
+    .addArgument(new Argument('<id>', 'endpoint id'))
+    .option('--page <n>', 'page of 25')
+    .action(action<WebhooksFlags, [string]>((ctx, id, flags) => webhooksDeliveries(ctx, id, flags)));
+  sub('resend', 'send a delivery again, with the same webhook-id')
+    .addArgument(new Argument('<delivery-id>', 'delivery id (from webhooks deliveries)'))
+    .action(action<WebhooksFlags, [string]>((ctx, id, flags) => webhooksResend(ctx, id, flags)));
 
   return program;
 }

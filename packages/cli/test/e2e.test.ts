@@ -292,6 +292,32 @@ describe('reftrack against the real server', () => {
     expect(bad.code).toBe(2);
   });
 
+  it('webhooks: create prints the signing secret once; list, test, deliveries, update, rotate-secret and delete work with the login token', async (ctx) => {
+    requireCliRoutes(ctx);
+    const made = await runCli(['webhooks', 'create', 'https://hooks.example.com/reftrack', '--events', 'sale.created,commission.created', '--json'], cliEnv);
+    expect(made.code, made.stdout + made.stderr).toBe(0);
+    const endpoint = json(made.stdout);
+    expect(endpoint).toMatchObject({ url: 'https://hooks.example.com/reftrack', event_types: ['sale.created', 'commission.created'], enabled: true });
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    const list = await runCli(['webhooks', 'list'], cliEnv);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toContain('https://hooks.example.com/reftrack');
+    expect(list.stdout).not.toContain(endpoint.secret);
+    const test = json((await runCli(['webhooks', 'test', String(endpoint.id), '--json'], cliEnv)).stdout);
+    expect(test).toMatchObject({ endpoint_id: endpoint.id, event_type: 'webhook.test' });
+    const log = json((await runCli(['webhooks', 'deliveries', String(endpoint.id), '--json'], cliEnv)).stdout);
+    expect(log.deliveries.map((d: { message_id: string }) => d.message_id)).toContain(test.message_id);
+    const off = json((await runCli(['webhooks', 'update', String(endpoint.id), '--disable', '--json'], cliEnv)).stdout);
+    expect(off.enabled).toBe(false);
+    const rotated = json((await runCli(['webhooks', 'rotate-secret', String(endpoint.id), '--json'], cliEnv)).stdout);
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(endpoint.secret);
+    expect((await runCli(['webhooks', 'delete', String(endpoint.id)], cliEnv)).code).toBe(0);
+    const bad = await runCli(['webhooks', 'create', 'https://x.example.com', '--events', 'nope', '--json'], cliEnv);
+    expect(bad.code).toBe(2);
+    expect(json(bad.stdout).error.message).toMatch(/^--events must be a comma-separated list of: lead.created/);
+  });
+
   it('logout revokes the token on the server and removes it here; programs then asks to log in (exit 3)', async (ctx) => {
     requireCliRoutes(ctx);
     const token = (JSON.parse(fs.readFileSync(path.join(cliEnv.REFTRACK_CONFIG_DIR, 'config.json'), 'utf8')) as { login: { token: string } }).login.token;

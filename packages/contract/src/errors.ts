@@ -235,6 +235,19 @@ export const ERRORS = {
   stripeAccountInvalid: p(400, 'stripe_account_id must start with acct_'),
   webhookSecretInvalid: p(400, 'webhook_secret must start with whsec_'),
 
+  // Outbound webhooks (docs/webhooks.md): endpoints in the dashboard and agent API
+  webhookEndpointNotFound: p(404, 'Webhook endpoint not found'),
+  webhookDeliveryNotFound: p(404, 'Webhook delivery not found'),
+  webhookUrlInvalid: p(400, `url must be an absolute http:// or https:// URL of at most 2048 characters, without user name or password`),
+  webhookEventTypesInvalid: p(400, 'event_types must be a non-empty array of: {types}'),
+  webhookPartnerEventTypesInvalid: p(400, 'A partner endpoint can subscribe only to: {types}'),
+  webhookProgramInvalid: p(400, 'program_id must be a program of this workspace, or null'),
+  webhookPartnerInvalid: p(400, 'partner_id must be a partner enrolled in a program of this workspace, or null'),
+  webhookEnabledInvalid: p(400, 'enabled must be a boolean'),
+  webhookDescriptionInvalid: p(400, 'description must be a string of at most 200 characters, or null'),
+  webhookPartnerFixed: p(400, 'partner_id cannot be changed; create another endpoint'),
+  webhookEndpointLimit: p(409, 'This workspace has the most webhook endpoints allowed ({max}); delete one first'),
+
   // 4.6 event listing
   eventsPageInvalid: p(400, 'page must be a positive integer'),
   eventsPageSizeInvalid: p(400, `pageSize must be an integer from 1 to ${LIMITS.eventListingMaxPageSize}`),

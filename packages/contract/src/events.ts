@@ -107,6 +107,12 @@ export interface EventPayloads {
   'cli_token.revoked': { cli_token_id: number; account_id: number };
   'account.suspended': { account_id: number; email: string };
   'account.restored': { account_id: number; email: string };
+  // Webhook endpoints (docs/webhooks.md): the audit log's, and the owner's notice when Reftrack disables one.
+  'webhook_endpoint.created': { endpoint_id: number; url: string; event_types: string[]; program_id: number | null; partner_id: number | null };
+  'webhook_endpoint.updated': { endpoint_id: number; url: string; changed: string[]; enabled: boolean };
+  'webhook_endpoint.deleted': { endpoint_id: number; url: string };
+  'webhook_endpoint.secret_rotated': { endpoint_id: number; url: string; previous_secret_expires_at: string };
+  'webhook_endpoint.disabled': { endpoint_id: number; url: string; failing_since: string };
 }
 
 export type DomainEventType = keyof EventPayloads;
@@ -136,6 +142,11 @@ export const DOMAIN_EVENT_VERSIONS: { readonly [T in DomainEventType]: number } 
   'cli_token.revoked': 1,
   'account.suspended': 1,
   'account.restored': 1,
+  'webhook_endpoint.created': 1,
+  'webhook_endpoint.updated': 1,
+  'webhook_endpoint.deleted': 1,
+  'webhook_endpoint.secret_rotated': 1,
+  'webhook_endpoint.disabled': 1,
 };
 
 export const DOMAIN_EVENT_TYPES = Object.keys(DOMAIN_EVENT_VERSIONS) as DomainEventType[];
@@ -216,4 +227,9 @@ export const AUDIT_SUMMARIES: Partial<Record<DomainEventType, string>> = {
   'cli_token.revoked': '{actor} revoked CLI token {cli_token_id}',
   'account.suspended': '{actor} suspended the account {email}',
   'account.restored': '{actor} restored the account {email}',
+  'webhook_endpoint.created': '{actor} created webhook endpoint {endpoint_id} ({url}) for {event_types}',
+  'webhook_endpoint.updated': '{actor} changed {changed} of webhook endpoint {endpoint_id} ({url}; enabled: {enabled})',
+  'webhook_endpoint.deleted': '{actor} deleted webhook endpoint {endpoint_id} ({url})',
+  'webhook_endpoint.secret_rotated': '{actor} rotated the signing secret of webhook endpoint {endpoint_id} ({url}); the previous secret signs until {previous_secret_expires_at}',
+  'webhook_endpoint.disabled': '{actor} disabled webhook endpoint {endpoint_id} ({url}): every delivery failed since {failing_since}',
 };

@@ -9,3 +9,4 @@ export * from './events.js';
 export * from './snippet.js';
 export * from './stripe.js';
 export * from './commissions.js';
+export * from './webhooks.js';

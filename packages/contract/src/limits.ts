@@ -93,7 +93,7 @@ export type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
 export const ROLES = ['owner', 'member', 'restricted'] as const;
 export type Role = (typeof ROLES)[number];
 
-export const PERMISSIONS = ['programs:read', 'programs:write', 'keys:manage', 'partners:read', 'partners:write', 'payments:write', 'tracking:list', 'agent_keys:manage', 'audit:read', 'commissions:read', 'commissions:manage'] as const;
+export const PERMISSIONS = ['programs:read', 'programs:write', 'keys:manage', 'partners:read', 'partners:write', 'payments:write', 'tracking:list', 'agent_keys:manage', 'audit:read', 'commissions:read', 'commissions:manage', 'webhooks:manage'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
@@ -103,7 +103,7 @@ export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
 };
 
 /** Scopes an agent key can carry (5.6). */
-export const AGENT_SCOPES = ['programs:read', 'programs:write', 'commissions:read'] as const;
+export const AGENT_SCOPES = ['programs:read', 'programs:write', 'commissions:read', 'webhooks:manage'] as const;
 export type AgentScope = (typeof AGENT_SCOPES)[number];
 
 export const DASHBOARD_SESSION_COOKIE = 'reftrack_session';

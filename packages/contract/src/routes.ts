@@ -38,9 +38,29 @@ export const ROUTES = {
   cliStripeConnect: r('POST', '/api/v1/cli/stripe-connect', 'none', '4.7', 'cli'),
   /** Design (4.8 leaves the key route open): generate or replace a program key with the login token, owner only. */
   cliProgramKey: r('POST', '/api/v1/cli/programs/:id/key', 'login_token', 'design', 'cli'),
+  /** `reftrack webhooks` (docs/webhooks.md): the dashboard's webhook routes for the login token. */
+  cliWebhooks: r('GET', '/api/v1/cli/workspaces/:id/webhooks', 'login_token', 'design', 'cli'),
+  cliWebhookCreate: r('POST', '/api/v1/cli/workspaces/:id/webhooks', 'login_token', 'design', 'cli'),
+  cliWebhookUpdate: r('PATCH', '/api/v1/cli/webhooks/:id', 'login_token', 'design', 'cli'),
+  cliWebhookDelete: r('DELETE', '/api/v1/cli/webhooks/:id', 'login_token', 'design', 'cli'),
+  cliWebhookRotate: r('POST', '/api/v1/cli/webhooks/:id/rotate-secret', 'login_token', 'design', 'cli'),
+  cliWebhookTest: r('POST', '/api/v1/cli/webhooks/:id/test', 'login_token', 'design', 'cli'),
+  cliWebhookDeliveries: r('GET', '/api/v1/cli/webhooks/:id/deliveries', 'login_token', 'design', 'cli'),
+  cliWebhookResend: r('POST', '/api/v1/cli/webhook-deliveries/:id/resend', 'login_token', 'design', 'cli'),
   agentPrograms: r('GET', '/api/agent/v1/programs', 'agent_key', '4.8', 'agent'),
   agentProgram: r('GET', '/api/agent/v1/programs/:id', 'agent_key', '4.8', 'agent'),
   agentProgramUpdate: r('PATCH', '/api/agent/v1/programs/:id', 'agent_key', '4.8', 'agent'),
+  /** Outbound webhook endpoints (docs/webhooks.md), scope webhooks:manage. */
+  agentWebhooks: r('GET', '/api/agent/v1/webhooks', 'agent_key', 'design', 'agent'),
+  agentWebhookCreate: r('POST', '/api/agent/v1/webhooks', 'agent_key', 'design', 'agent'),
+  agentWebhook: r('GET', '/api/agent/v1/webhooks/:id', 'agent_key', 'design', 'agent'),
+  agentWebhookUpdate: r('PATCH', '/api/agent/v1/webhooks/:id', 'agent_key', 'design', 'agent'),
+  agentWebhookDelete: r('DELETE', '/api/agent/v1/webhooks/:id', 'agent_key', 'design', 'agent'),
+  agentWebhookRotate: r('POST', '/api/agent/v1/webhooks/:id/rotate-secret', 'agent_key', 'design', 'agent'),
+  agentWebhookTest: r('POST', '/api/agent/v1/webhooks/:id/test', 'agent_key', 'design', 'agent'),
+  agentWebhookDeliveries: r('GET', '/api/agent/v1/webhooks/:id/deliveries', 'agent_key', 'design', 'agent'),
+  agentWebhookDelivery: r('GET', '/api/agent/v1/webhook-deliveries/:id', 'agent_key', 'design', 'agent'),
+  agentWebhookResend: r('POST', '/api/agent/v1/webhook-deliveries/:id/resend', 'agent_key', 'design', 'agent'),
   /** The shared intake: checks at most one connection's secret (docs/stripe.md). */
   stripeWebhook: r('POST', '/api/v1/webhooks/stripe', 'none', '6.1', 'stripeWebhook'),
   /** A connection's own intake address (recommended): checks exactly that connection's secret. */

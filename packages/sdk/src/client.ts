@@ -20,6 +20,7 @@ import type {
   TrackSaleResult,
 } from './types.js';
 import { warnOncePerProcess } from './warnings.js';
+import { constructWebhookEvent, type WebhooksHelper } from './webhooks.js';
 
 const LEAD_FIELDS = ['clickId', 'customerExternalId', 'email'] as const;
 const SALE_FIELDS = [
@@ -54,6 +55,8 @@ function toIsoTime(value: Date | string): string {
 }
 
 export class Reftrack {
+  /** Verifying outbound webhooks: `reftrack.webhooks.constructEvent(rawBody, headers, secret)` (docs/webhooks.md). */
+  readonly webhooks: WebhooksHelper = { constructEvent: constructWebhookEvent };
   readonly baseUrl: string;
   readonly timeoutMs: number;
   readonly maxRetries: number;

@@ -36,3 +36,6 @@ export type { StripeEventLike, StripeInvoiceLike, StripeRenewalOptions, StripeRe
 export { buildClickCookie, handleReferral, readCookie, referralMiddleware } from './handle-referral.js';
 export type { HandleReferralOptions, HandleReferralResult, KoaContextLike, NodeRequestLike, ReferralMiddleware, WebRequestLike } from './handle-referral.js';
 export { SDK_VERSION } from './version.js';
+export { constructWebhookEvent, WebhookVerificationError } from './webhooks.js';
+export type { ConstructEventOptions, WebhookHeaders, WebhookVerificationErrorCode, WebhooksHelper } from './webhooks.js';
+export type { AnyWebhookEvent, WebhookEvent, DeliveredEventType } from '@reftrack/contract';

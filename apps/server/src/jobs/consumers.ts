@@ -1,5 +1,6 @@
 /** Every consumer of the outbox, in the order a pass runs them (jobs/outbox-runner.ts). */
 import type { OutboxConsumer } from './outbox-runner.js';
 import { auditLogConsumer } from './audit-log.js';
+import { webhookDeliveryConsumer } from './webhook-deliveries.js';
 
-export const OUTBOX_CONSUMERS: readonly OutboxConsumer[] = [auditLogConsumer];
+export const OUTBOX_CONSUMERS: readonly OutboxConsumer[] = [auditLogConsumer, webhookDeliveryConsumer];

@@ -27,6 +27,8 @@ export interface OutboxConsumer {
   types?: readonly DomainEventType[];
   /** Handles events in order, inside the transaction that moves the cursor past them. */
   handle(trx: Knex.Transaction, events: StoredEvent[], now: number): Promise<void>;
+  /** Called once what `handle` wrote has committed (a worker that performs it can start now). */
+  committed?(): void;
 }
 
 export interface OutboxRunnerDeps {
@@ -126,9 +128,10 @@ export class OutboxRunner {
   }
 
   /** One batch for one consumer; how many events it read (0: nothing new, or a peer has the cursor). */
-  private pass(consumer: OutboxConsumer): Promise<number> {
+  private async pass(consumer: OutboxConsumer): Promise<number> {
     const { db } = this.deps;
-    return db.transaction(async (trx) => {
+    let handled = false;
+    const scanned = await db.transaction(async (trx) => {
       const query = trx('outbox_cursors').where({ consumer: consumer.name }).first('last_txid', 'last_id');
       const cursor = isSqlite(trx) ? await query : await query.forUpdate().skipLocked();
       if (!cursor) return 0;
@@ -137,8 +140,11 @@ export class OutboxRunner {
       if (last === null) return 0;
       const now = this.deps.now();
       if (events.length > 0) await consumer.handle(trx, events, now);
+      handled = events.length > 0;
       await trx('outbox_cursors').where({ consumer: consumer.name }).update({ last_txid: last.txid, last_id: last.id, updated_at: now });
       return scanned;
     });
+    if (handled) consumer.committed?.();
+    return scanned;
   }
 }

@@ -9,6 +9,7 @@ import { ConfigError } from '../config.js';
 import { STRIPE_SECRET_COLUMN, upgradeLegacyStripeSecrets } from '../db/processor-connections.js';
 import { PAYOUT_DETAILS_COLUMN } from '../domain/payout-details.js';
 import { SEALED_HEAD_LENGTH, sealedKeyId, type SecretBox } from './secret-box.js';
+import { WEBHOOK_SECRETS_COLUMN } from '../webhooks/signing.js';
 
 /** A column of sealed values; its table has an integer `id` primary key. */
 export interface SealedColumn {
@@ -18,7 +19,7 @@ export interface SealedColumn {
   purpose: string;
 }
 
-export const SEALED_COLUMNS: readonly SealedColumn[] = [STRIPE_SECRET_COLUMN, PAYOUT_DETAILS_COLUMN];
+export const SEALED_COLUMNS: readonly SealedColumn[] = [STRIPE_SECRET_COLUMN, PAYOUT_DETAILS_COLUMN, WEBHOOK_SECRETS_COLUMN];
 
 /** Stored values, by the key id they name (`?` for a value in no known format). */
 export async function keyIdsInUse(db: Knex): Promise<Map<string, number>> {

@@ -22,6 +22,10 @@ import type {
   NormalizedEvent,
   PaymentsConnection,
   ReadinessResponse,
+  WebhookDeliveriesResponse,
+  WebhookDeliveryDetail,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
 } from '@reftrack/contract';
 
 export class ApiError extends Error {
@@ -124,6 +128,15 @@ export function eventsPath(programId: number, q: EventQuery): string {
   return `/api/tracking/events/${programId}${qs ? `?${qs}` : ''}`;
 }
 
+/** What the Webhooks page sends to create an endpoint. */
+export interface WebhookInput {
+  url: string;
+  event_types: string[];
+  program_id?: number | null;
+  partner_id?: number | null;
+  description?: string | null;
+}
+
 export const api = {
   session: () => request<Ok<DashboardSession>>('GET', '/api/dashboard/session', undefined, { quiet401: true }).then((r) => r.data),
   signIn: (idToken: string) => request<Ok<DashboardSession>>('POST', '/api/dashboard/session', { id_token: idToken }, { quiet401: true }).then((r) => r.data),
@@ -163,6 +176,15 @@ export const api = {
   createPayoutBatch: (programId: number, input: { method: string; currency?: string }) => send<PayoutBatchResponse['data']>('POST', `/api/dashboard/programs/${programId}/payout-batches`, input),
   updatePayout: (payoutId: number, status: 'sent' | 'failed') => send<PayoutObject>('PATCH', `/api/dashboard/payouts/${payoutId}`, { status }),
   payoutDetails: (partnerId: number) => get<PayoutDetailsView | null>(`/api/dashboard/partners/${partnerId}/payout-details`),
+  webhooks: (workspaceId: number) => get<WebhookEndpoint[]>(`/api/dashboard/workspaces/${workspaceId}/webhooks`),
+  createWebhook: (workspaceId: number, input: WebhookInput) => send<WebhookEndpointWithSecret>('POST', `/api/dashboard/workspaces/${workspaceId}/webhooks`, input),
+  updateWebhook: (id: number, input: Partial<WebhookInput> & { enabled?: boolean }) => send<WebhookEndpoint>('PATCH', `/api/dashboard/webhooks/${id}`, input),
+  deleteWebhook: (id: number) => send<null>('DELETE', `/api/dashboard/webhooks/${id}`),
+  rotateWebhookSecret: (id: number) => send<WebhookEndpointWithSecret>('POST', `/api/dashboard/webhooks/${id}/rotate-secret`),
+  testWebhook: (id: number) => send<WebhookDeliveryDetail>('POST', `/api/dashboard/webhooks/${id}/test`),
+  webhookDeliveries: (id: number, q: { page: number; pageSize: number }) =>
+    request<WebhookDeliveriesResponse>('GET', `/api/dashboard/webhooks/${id}/deliveries?page=${q.page}&pageSize=${q.pageSize}`),
+  resendDelivery: (id: number) => send<WebhookDeliveryDetail>('POST', `/api/dashboard/webhook-deliveries/${id}/resend`),
 
   auditLog: (workspaceId: number, q: { page: number; pageSize: number }) =>
     request<AuditLogResponse>('GET', `/api/dashboard/workspaces/${workspaceId}/audit-log?page=${q.page}&pageSize=${q.pageSize}`),
