@@ -16,6 +16,7 @@ import { withClickLane } from './routes/track/click-lane.js';
 import { answerClientError } from './http/client-error.js';
 import type { AppDeps, DemoMode, Faults } from './deps.js';
 import { createIdentityProvider } from './auth/id-token.js';
+import { createOidcClient } from './auth/oidc-client.js';
 import { checkSignInPolicy } from './auth/sign-in-policy.js';
 import { DashboardOrigins } from './http/origins.js';
 import { withHostGate } from './http/host-gate.js';
@@ -61,6 +62,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const outbox = new OutboxRunner({ db, now, logger }, OUTBOX_CONSUMERS);
+  const oidc = createOidcClient(config);
   const deps: AppDeps = {
     config,
     db,
@@ -72,7 +74,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     links: new LinkCache(db),
     geo: await createGeoLookup({ trustProxy: config.trustProxy !== false, maxmindFile: config.geoipDatabase }),
     faults: options.faults ?? {},
-    identity: createIdentityProvider(config, db),
+    identity: createIdentityProvider(config, db, oidc),
+    ...(oidc ? { oidc } : {}),
     origins: new DashboardOrigins(config),
     outbox,
     ...(options.demo ? { demo: options.demo } : {}),

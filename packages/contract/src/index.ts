@@ -8,3 +8,4 @@ export * from './urls.js';
 export * from './events.js';
 export * from './snippet.js';
 export * from './stripe.js';
+export * from './sign-in.js';
