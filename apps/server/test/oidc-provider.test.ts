@@ -79,6 +79,10 @@ async function signInAtProvider(p: Page, login: string): Promise<void> {
   await p.locator('input[name=password]').fill('any password');
   await p.getByRole('button', { name: 'Sign-in' }).click();
   await p.getByRole('button', { name: 'Continue' }).click();
+  if (process.env.OIDC_DEBUG) {
+    await new Promise((r) => setTimeout(r, 3000));
+    console.log('AFTER CONSENT', p.url(), (await p.content()).slice(0, 1500));
+  }
 }
 
 const requestIdOn = async (p: Page) => (await p.locator('#request-id').textContent())!.trim();
