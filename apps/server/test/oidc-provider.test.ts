@@ -16,6 +16,8 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_LOGIN_CONFIRM, DASHBOARD_SESSION_COOKIE, ERRORS, SIGN_IN_PATHS, SIGN_IN_REFUSALS } from '@reftrack/contract';
 import { dbKind, startTestServer, type TestServer } from './helpers/index.js';
+import { loadConfig } from '../src/config.js';
+import { checkOidc } from '../src/ops/oidc-check.js';
 import { CONFIDENTIAL, freePort, startOidcProvider, type RunningProvider } from './helpers/oidc-provider.js';
 
 const CLI_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../packages/cli/dist/reftrack.js');
@@ -281,5 +283,21 @@ describe(`[${dbKind}] reftrack login over the code flow`, () => {
     await p.getByRole('heading', { level: 1, name: SIGN_IN_REFUSALS.cross_site.title }).waitFor();
     expect((await s.get(`/api/v1/cli/auth/poll?state=${start.body.data.state}`)).body.data.status).toBe('pending');
     await context.close();
+  });
+});
+
+describe(`[${dbKind}] reftrack-server oidc check`, () => {
+  const configFor = (env: Record<string, string>) => loadConfig({ PORT: '8787', OIDC_CLIENT_ID: CONFIDENTIAL.id, OIDC_CLIENT_SECRET: CONFIDENTIAL.secret, ...env });
+
+  it('finds no problem with a correct configuration and prints what to register', async () => {
+    const report = await checkOidc(configFor({ OIDC_ISSUER: provider.issuer }));
+    expect(report.problems).toEqual([]);
+    expect(report.register).toContain(`redirect URI (sign-in callback): http://localhost:8787${SIGN_IN_PATHS.callback}`);
+    expect(report.register).toContain(`post-logout redirect URI: http://localhost:8787${SIGN_IN_PATHS.signedOut}`);
+  });
+
+  it('reports an issuer mismatch (a trailing slash) and an unreachable provider', async () => {
+    expect((await checkOidc(configFor({ OIDC_ISSUER: `${provider.issuer}/` }))).problems[0]).toMatch(/^issuer mismatch: the provider says "http:\/\/127\.0\.0\.1:\d+", OIDC_ISSUER is "http:\/\/127\.0\.0\.1:\d+\/"/);
+    expect((await checkOidc(configFor({ OIDC_ISSUER: `http://127.0.0.1:${await freePort()}` }))).problems[0]).toMatch(/^cannot fetch .*ECONNREFUSED/);
   });
 });
