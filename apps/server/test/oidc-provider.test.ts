@@ -4,7 +4,7 @@
  * flow and sign-out, `reftrack login` with the built CLI to the end, and the refusals an operator
  * must be able to read (unverified e-mail, replayed id_token, state mismatch, unreachable provider).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +20,8 @@ import { loadConfig } from '../src/config.js';
 import { checkOidc } from '../src/ops/oidc-check.js';
 import { CONFIDENTIAL, freePort, startOidcProvider, type RunningProvider } from './helpers/oidc-provider.js';
 
-const CLI_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../packages/cli/dist/reftrack.js');
+const CLI_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../packages/cli');
+const CLI_BIN = path.join(CLI_ROOT, 'dist/reftrack.js');
 
 /** The server's log lines, to check that each refusal is logged with its reason and request id. */
 const logLines: Record<string, unknown>[] = [];
@@ -41,6 +42,9 @@ let origin: string;
 let browser: Browser;
 
 beforeAll(async () => {
+  // The CLI is not a dependency of the server (it is the other way round), so the build pipeline
+  // does not build it first: build its binary from the current source, as its own tests do.
+  execFileSync(process.execPath, [path.join(CLI_ROOT, 'node_modules/tsup/dist/cli-default.js')], { cwd: CLI_ROOT, stdio: 'pipe' });
   const port = await freePort();
   origin = `http://localhost:${port}`;
   provider = await startOidcProvider({
