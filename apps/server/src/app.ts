@@ -1,7 +1,7 @@
 /** The Koa app: middleware order and routers, nothing else. */
 import Koa from 'koa';
 import Router from '@koa/router';
-import { ERRORS, ROUTES, type ErrorSpec } from '@reftrack/contract';
+import { ERRORS, ROUTES, SIGN_IN_PATHS, type ErrorSpec } from '@reftrack/contract';
 import type { AppDeps } from './deps.js';
 import { requestEnvelope } from './http/request-envelope.js';
 import { openCorsPreflight } from './http/cors.js';
@@ -36,7 +36,9 @@ import { cliStatus } from './routes/cli/status.js';
 import { cliTestEvent } from './routes/cli/test-event.js';
 import { cliProgramKey } from './routes/cli/program-key.js';
 import { stripeConnectRetired } from './routes/cli/retired.js';
-import { cliLoginPage, cliLoginReturnPage, CLI_RETURN_PAGE_POLICY } from './routes/cli/login-page.js';
+import { cliLoginContinue, cliLoginPage } from './routes/cli/login-page.js';
+import { oidcCallback, oidcStart, signedOutPage, signInOptions } from './routes/auth/oidc.js';
+import { SIGN_IN_PAGE_POLICY } from './http/sign-in-page.js';
 import { webApp, WEB_APP_PATHS, WEB_APP_POLICY } from './routes/web-app.js';
 import { workspaceAuditLog } from './routes/dashboard/audit-log.js';
 import { listBalances, listCommissions, reviewCommissionsRoute } from './routes/dashboard/commissions.js';
@@ -169,8 +171,14 @@ export function createApp(deps: AppDeps): Koa {
   router.post(ROUTES.cliWebhookTest.path, ...cliHooks, hooks.test);
   router.get(ROUTES.cliWebhookDeliveries.path, ...cliHooks, hooks.deliveries);
   router.post(ROUTES.cliWebhookResend.path, ...cliHooks, hooks.resend);
-  router.get('/cli/login', page(), cliLoginPage(deps));
-  router.get('/cli/login/return', page(CLI_RETURN_PAGE_POLICY), cliLoginReturnPage);
+  // The browser legs of sign-in (routes/auth/oidc.ts, routes/cli/login-page.ts): plain pages, never JSON.
+  const signInPages = [entry({ failure: ERRORS.internal, bucket: 'dashboard' }), page(SIGN_IN_PAGE_POLICY)] as const;
+  router.get(SIGN_IN_PATHS.cliLogin, ...signInPages, cliLoginPage(deps));
+  router.get(`${SIGN_IN_PATHS.cliLogin}/continue`, ...signInPages, cliLoginContinue(deps));
+  router.get(SIGN_IN_PATHS.start, ...signInPages, oidcStart(deps));
+  router.get(SIGN_IN_PATHS.callback, ...signInPages, oidcCallback(deps));
+  router.get(SIGN_IN_PATHS.signedOut, page(SIGN_IN_PAGE_POLICY), signedOutPage);
+  router.get(SIGN_IN_PATHS.options, ...dash, signInOptions(deps));
 
   // Agent API (5.6): agent keys with scopes.
   const agent = [entry({ failure: ERRORS.internal, bucket: 'agent', rateSubject: byAgentKey })] as const;

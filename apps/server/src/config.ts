@@ -17,7 +17,14 @@ export interface Config {
   geoipDatabase?: string;
   sessionSecret?: string;
   oidcIssuer?: string;
+  /** The `aud` an id_token must carry: OIDC_AUDIENCE, else the client id (they are the same at almost every provider). */
   oidcAudience?: string;
+  /** OIDC_CLIENT_ID, else OIDC_AUDIENCE (which served as the client id before OIDC_CLIENT_ID existed). */
+  oidcClientId?: string;
+  /** OIDC_CLIENT_SECRET: a confidential client; without it the server is a public client (PKCE only). */
+  oidcClientSecret?: string;
+  /** OIDC_PROVIDER_NAME: what "Sign in with …" names; else the issuer's host name. */
+  oidcProviderName?: string;
   logLevel: string;
   /**
    * Host names (without port, lower-case) a request's `Host` may carry (DNS-rebinding defence):
@@ -116,7 +123,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`PUBLIC_BASE_URL must be an absolute URL (got "${publicBaseUrl}")`);
   }
   if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
-  if (env.OIDC_ISSUER && !env.OIDC_AUDIENCE) throw new ConfigError('OIDC_AUDIENCE is required when OIDC_ISSUER is set');
+  if (env.OIDC_ISSUER && !env.OIDC_CLIENT_ID && !env.OIDC_AUDIENCE) throw new ConfigError('OIDC_CLIENT_ID (or OIDC_AUDIENCE) is required when OIDC_ISSUER is set');
+  if (env.OIDC_ISSUER) {
+    try {
+      const u = new URL(env.OIDC_ISSUER);
+      if (u.protocol !== 'https:' && !(u.protocol === 'http:' && isLoopbackHost(u.hostname))) throw new Error();
+    } catch {
+      throw new ConfigError(`OIDC_ISSUER must be an https URL (http only on a loopback address) (got "${env.OIDC_ISSUER}")`);
+    }
+  }
   const host = env.HOST ?? '127.0.0.1';
   const publicBaseUrlSet = Boolean(env.PUBLIC_BASE_URL);
   const publicUrl = new URL(publicBaseUrl);
@@ -141,7 +156,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     geoipDatabase: env.GEOIP_DATABASE || undefined,
     sessionSecret: env.SESSION_SECRET || undefined,
     oidcIssuer: env.OIDC_ISSUER || undefined,
-    oidcAudience: env.OIDC_AUDIENCE || undefined,
+    oidcAudience: env.OIDC_AUDIENCE || env.OIDC_CLIENT_ID || undefined,
+    oidcClientId: env.OIDC_CLIENT_ID || env.OIDC_AUDIENCE || undefined,
+    oidcClientSecret: env.OIDC_CLIENT_SECRET || undefined,
+    oidcProviderName: env.OIDC_PROVIDER_NAME || undefined,
     logLevel: env.LOG_LEVEL ?? 'info',
     allowedHosts: [...allowedHosts],
     publicBaseUrlSet,

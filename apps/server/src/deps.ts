@@ -7,6 +7,7 @@ import type { ClickBatcher } from './db/click-batcher.js';
 import type { LinkCache } from './db/link-cache.js';
 import type { GeoLookup } from './domain/geo.js';
 import type { IdentityProvider } from './auth/id-token.js';
+import type { OidcClient } from './auth/oidc-client.js';
 import type { Atomic } from './db/atomic.js';
 import type { DashboardOrigins } from './http/origins.js';
 import type { OutboxRunner } from './jobs/outbox-runner.js';
@@ -40,6 +41,8 @@ export interface AppDeps {
   geo: GeoLookup;
   faults: Faults;
   identity: IdentityProvider;
+  /** The relying party of OIDC_ISSUER (auth/oidc-client.ts); absent with the development identity provider. */
+  oidc?: OidcClient;
   /** The dashboard's own origins, for the cross-site check of session writes. */
   origins: DashboardOrigins;
   /** The outbox's consumer loop: `poke()` after committing events; `drain()` in tests. */

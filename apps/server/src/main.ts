@@ -14,6 +14,7 @@ import { AccountOpError, setSuspended } from './ops/accounts.js';
 import { AgentKeyError, createAgentKey } from './auth/agent-key.js';
 import { signDevToken } from './auth/id-token.js';
 import { devSignInRefusal } from './auth/sign-in-policy.js';
+import { checkOidc } from './ops/oidc-check.js';
 import { listWorkspaceAgentKeys, revokeAgentKeyById } from './ops/agent-keys.js';
 import { listAccountCliTokens, revokeAccountCliTokens } from './ops/cli-tokens.js';
 import { pruneExpired } from './jobs/prune-expired.js';
@@ -188,6 +189,19 @@ program
       console.log(await signDevToken(db, opts.email, opts.name));
     }),
   );
+program
+  .command('oidc')
+  .description('OpenID Connect sign-in')
+  .command('check')
+  .description("fetch OIDC_ISSUER's discovery document, print what is wrong and what to register at the provider")
+  .action(async () => {
+    const report = await checkOidc(loadConfig());
+    for (const p of report.problems) console.log(`problem: ${p}`);
+    for (const n of report.notes) console.log(`note: ${n}`);
+    console.log(`register at the provider:\n${report.register.map((r) => `  ${r}`).join('\n')}`);
+    if (report.problems.length > 0) process.exitCode = 1;
+    else console.log('OIDC configuration: no problems found');
+  });
 const accounts = program.command('accounts').description('account operations');
 for (const [name, suspended] of [['suspend', true], ['restore', false]] as const) {
   accounts

@@ -16,6 +16,7 @@ import { withClickLane } from './routes/track/click-lane.js';
 import { answerClientError } from './http/client-error.js';
 import type { AppDeps, DemoMode, Faults } from './deps.js';
 import { createIdentityProvider } from './auth/id-token.js';
+import { createOidcClient } from './auth/oidc-client.js';
 import { checkSignInPolicy } from './auth/sign-in-policy.js';
 import { DashboardOrigins } from './http/origins.js';
 import { withHostGate } from './http/host-gate.js';
@@ -66,6 +67,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   const outbox = new OutboxRunner({ db, now, logger }, OUTBOX_CONSUMERS);
   const webhooks = new WebhookWorker({ db, secrets, now, logger, allowPrivateTargets: config.webhooks.allowPrivateTargets, timeoutMs: config.webhooks.timeoutMs });
+  const oidc = createOidcClient(config);
   const deps: AppDeps = {
     config,
     db,
@@ -77,7 +79,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     links: new LinkCache(db),
     geo: await createGeoLookup({ trustProxy: config.trustProxy !== false, maxmindFile: config.geoipDatabase }),
     faults: options.faults ?? {},
-    identity: createIdentityProvider(config, db),
+    identity: createIdentityProvider(config, db, oidc),
+    ...(oidc ? { oidc } : {}),
     origins: new DashboardOrigins(config),
     outbox,
     ...(options.demo ? { demo: options.demo } : {}),

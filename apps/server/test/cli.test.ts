@@ -31,15 +31,21 @@ async function login(email = 'owner@acme.test'): Promise<string> {
 describe(`[${dbKind}] 4.7 / 3.4 CLI login session`, () => {
   it('start answers state, login_url, expires_at (5 minutes) and poll_interval_seconds', async () => {
     const res = await s.post(`${P}/auth/start`, {});
-    expect(res.body.data).toEqual({ state: expect.any(String), login_url: expect.stringContaining('/cli/login?state='), expires_at: expect.any(String), poll_interval_seconds: expect.any(Number) });
+    expect(res.body.data).toEqual({ state: expect.any(String), login_url: expect.stringContaining('/cli/login?state='), expires_at: expect.any(String), poll_interval_seconds: expect.any(Number), pairing_code: expect.stringMatching(/^[A-Z2-9]{4}-[A-Z2-9]{4}$/) });
     const ttl = Date.parse(res.body.data.expires_at) - Date.now();
     expect(ttl).toBeGreaterThan(290_000);
     expect(ttl).toBeLessThanOrEqual(300_000);
     expect(res.headers.get('x-request-id')).toBeTruthy();
     expect(res.headers.get('x-ratelimit-limit')).toBe('60');
+    // login_url confirms the device and the pairing code first; its Continue link leads to the sign-in.
     const page = await s.raw(new URL(res.body.data.login_url).pathname + new URL(res.body.data.login_url).search, { method: 'GET', redirect: 'manual' });
-    expect(page.status).toBe(302);
-    expect(page.headers.get('location')).toContain('/dev-idp/sign-in?state=');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(res.body.data.pairing_code);
+    const href = /href="(\/cli\/login\/continue[^"]+)"/.exec(page.text)![1].replace(/&amp;/g, '&');
+    const cookie = page.headers.get('set-cookie')!.split(';')[0];
+    const next = await s.raw(href, { method: 'GET', redirect: 'manual', headers: { cookie } });
+    expect(next.status).toBe(302);
+    expect(next.headers.get('location')).toContain('/dev-idp/sign-in?state=');
   });
 
   it('pending, then complete with the token exactly once, then 400 Session already consumed', async () => {

@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 const token = (claims: Record<string, unknown>, audience = 'reftrack-test', iss = issuer) =>
-  new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(iss).setAudience(audience).setSubject('sub-1').setIssuedAt().setExpirationTime('5m').sign(privateKey);
+  new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(iss).setAudience(audience).setSubject(typeof claims.sub === 'string' ? claims.sub : 'sub-1').setIssuedAt().setExpirationTime('5m').sign(privateKey);
 
 describe(`[${dbKind}] OpenID Connect sign-in`, () => {
   it('accepts an id_token signed by the issuer for the audience', async () => {
@@ -41,12 +41,27 @@ describe(`[${dbKind}] OpenID Connect sign-in`, () => {
     expect(res.body.data.account).toMatchObject({ email: 'oidc@corp.test', name: 'Olga' });
   });
 
-  it('refuses another audience, another issuer, or an unverified e-mail', async () => {
-    for (const t of [await token({ email: 'a@corp.test' }, 'someone-else'), await token({ email: 'a@corp.test' }, 'reftrack-test', 'https://evil.test'), await token({ email: 'a@corp.test', email_verified: false })]) {
+  it('refuses another audience or another issuer', async () => {
+    for (const t of [await token({ email: 'a@corp.test', email_verified: true }, 'someone-else'), await token({ email: 'a@corp.test', email_verified: true }, 'reftrack-test', 'https://evil.test')]) {
       const res = await s.post('/api/dashboard/session', { id_token: t });
       expect(res.status).toBe(401);
       expect(res.body.error.message).toBe('Invalid or expired id_token');
     }
+  });
+
+  it('a first sign-in needs email_verified to be the boolean true (false, absent and "true" are refused)', async () => {
+    for (const claims of [{ email_verified: false }, {}, { email_verified: 'true' }]) {
+      const res = await s.post('/api/dashboard/session', { id_token: await token({ email: 'owner@acme.test', sub: 'sub-unverified', ...claims }) });
+      expect(res.status, JSON.stringify(claims)).toBe(403);
+      expect(res.body.error.message).toBe(ERRORS.idTokenEmailUnverified.message);
+    }
+  });
+
+  it('an identity bound at first sign-in keeps its account when its e-mail changes at the provider', async () => {
+    // sub-1 was bound to oidc@corp.test by the first sign-in above; it now claims the owner's address.
+    const res = await s.post('/api/dashboard/session', { id_token: await token({ email: 'owner@acme.test', email_verified: true }) });
+    expect(res.status).toBe(200);
+    expect(res.body.data.account.email).toBe('oidc@corp.test');
   });
 
   it('turns the development identity provider off', async () => {
@@ -57,22 +72,14 @@ describe(`[${dbKind}] OpenID Connect sign-in`, () => {
 
 const refused = (message: string) => ({ data: null, error: { status: 401, name: 'UnauthorizedError', message, details: {} } });
 
-/** A CLI login session, and the nonce its login page sent the identity provider. */
+/** A CLI login session, and the nonce a script's id_token must carry for it (POST /auth/callback). */
 async function cliLogin(): Promise<{ state: string; nonce: string }> {
   const start = await s.post('/api/v1/cli/auth/start', {});
   const state = start.body.data.state as string;
-  const page = await s.raw(`/cli/login?state=${state}`, { method: 'GET', redirect: 'manual' });
-  expect(page.status).toBe(302);
-  const nonce = new URL(page.headers.get('location')!).searchParams.get('nonce')!;
-  return { state, nonce };
+  return { state, nonce: createHash('sha256').update(state).digest('base64url') };
 }
 
 describe(`[${dbKind}] OpenID Connect: the CLI login's nonce and single use`, () => {
-  it('the login page sends the provider a nonce derived from the login session', async () => {
-    const { state, nonce } = await cliLogin();
-    expect(nonce).toBe(createHash('sha256').update(state).digest('base64url'));
-  });
-
   it('an id_token carrying that nonce completes the login', async () => {
     const { state, nonce } = await cliLogin();
     const cb = await s.post('/api/v1/cli/auth/callback', { state, id_token: await token({ email: 'cli@corp.test', email_verified: true, nonce }) });

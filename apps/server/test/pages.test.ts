@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => s?.close());
 
-const PAGES = ['/dev-idp/sign-in', '/dev-idp/sign-in?return_to=/programs', '/cli/login/return', '/docs/errors', '/', '/programs/1/events'];
+const PAGES = ['/dev-idp/sign-in', '/dev-idp/sign-in?return_to=/programs', '/signed-out', '/docs/errors', '/', '/programs/1/events'];
 
 /** The directives of a Content-Security-Policy header, by name. */
 function directives(header: string | null): Map<string, string[]> {
@@ -46,7 +46,7 @@ describe(`[${dbKind}] pages: framing and content security policy`, () => {
   });
 
   it('each inline script and style block is allowed by its own hash, so the page works under its policy', async () => {
-    for (const path of ['/dev-idp/sign-in', '/cli/login/return', '/docs/errors']) {
+    for (const path of ['/dev-idp/sign-in', '/signed-out', '/docs/errors']) {
       const res = await s.get(path);
       const csp = directives(res.headers.get('content-security-policy'));
       const scripts = inline(res.text, 'script');
@@ -57,10 +57,16 @@ describe(`[${dbKind}] pages: framing and content security policy`, () => {
     }
   });
 
-  it('the CLI login page, a redirect, carries the headers too', async () => {
-    const res = await s.raw('/cli/login?state=abcdefghijklmnopqrstuvwx', { method: 'GET', redirect: 'manual' });
-    expect(res.status).toBe(302);
-    expect(directives(res.headers.get('content-security-policy')).get('frame-ancestors')).toEqual(["'none'"]);
+  it('the CLI login confirmation page, and its refusal of an unknown login, carry the headers too (no script, the style by its hash)', async () => {
+    const start = await s.post('/api/v1/cli/auth/start', {});
+    for (const [path, status] of [[`/cli/login?state=${start.body.data.state}`, 200], ['/cli/login?state=abcdefghijklmnopqrstuvwx', 400]] as const) {
+      const res = await s.get(path);
+      expect(res.status, path).toBe(status);
+      const csp = directives(res.headers.get('content-security-policy'));
+      expect(csp.get('frame-ancestors'), path).toEqual(["'none'"]);
+      expect(csp.get('script-src'), path).toEqual(["'none'"]);
+      for (const block of inline(res.text, 'style')) expect(csp.get('style-src'), path).toContain(sha(block));
+    }
   });
 
   it('HSTS only where the public address is HTTPS', async () => {

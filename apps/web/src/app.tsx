@@ -64,7 +64,12 @@ export function App() {
   }, [session.status, loc.path]);
 
   async function signOut() {
-    await api.signOut().catch(() => undefined);
+    const out = await api.signOut().catch(() => undefined);
+    // The provider's session ends too: its end-session page returns the browser to /signed-out.
+    if (out?.end_session_url) {
+      location.assign(out.end_session_url);
+      return;
+    }
     setSession({ status: 'signed-out' });
     navigate('/sign-in');
   }

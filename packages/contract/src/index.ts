@@ -10,3 +10,4 @@ export * from './snippet.js';
 export * from './stripe.js';
 export * from './commissions.js';
 export * from './webhooks.js';
+export * from './sign-in.js';

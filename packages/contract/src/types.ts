@@ -239,7 +239,7 @@ export interface TypedErrorBody {
 
 export interface CliAuthStartResponse {
   success: true;
-  data: { state: string; login_url: string; expires_at: string; poll_interval_seconds: number };
+  data: { state: string; login_url: string; expires_at: string; poll_interval_seconds: number; /** Shown by the CLI and on the login page's confirmation (not in spec 4.7: success bodies are not shown). */ pairing_code?: string };
 }
 
 export type CliAuthPollData =

@@ -7,7 +7,7 @@
  */
 import type { Knex } from 'knex';
 import { ERRORS } from '@reftrack/contract';
-import { fail } from '../api-error.js';
+import { SignInRefused } from '../accounts/sign-in-refusal.js';
 import { isUniqueViolation } from '../db/knex.js';
 import type { VerifiedIdToken } from './id-token.js';
 
@@ -15,7 +15,7 @@ export async function spendIdToken(trx: Knex, token: VerifiedIdToken, now: numbe
   try {
     await trx('used_id_tokens').insert({ use_key: token.useKey, used_at: now, expires_at: token.expiresAt });
   } catch (err) {
-    if (isUniqueViolation(err)) fail(ERRORS.idTokenReplayed);
+    if (isUniqueViolation(err)) throw new SignInRefused(ERRORS.idTokenReplayed, 'replayed', `id_token ${token.useKey.slice(0, 12)}… was already used to sign in`);
     throw err;
   }
 }

@@ -1,19 +1,26 @@
 /**
- * Sign-in identity: an OpenID Connect `id_token`, verified against OIDC_ISSUER's JWKS and
- * OIDC_AUDIENCE; without OIDC_ISSUER, tokens of the built-in development identity provider
- * (HS256 with a secret kept in the database, so `reftrack-server dev-token` in another process
- * signs tokens the running server accepts).
+ * Sign-in identity: an OpenID Connect `id_token`, verified against the JWKS of OIDC_ISSUER (as its
+ * discovery document names them: auth/oidc-client.ts) and the audience (OIDC_AUDIENCE, else the
+ * client id); without OIDC_ISSUER, tokens of the built-in development identity provider (HS256 with
+ * a secret kept in the database, so `reftrack-server dev-token` in another process signs tokens the
+ * running server accepts). A refusal says why (`reason`, `detail`), for the log.
  */
 import { randomBytes } from 'node:crypto';
-import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import type { Knex } from 'knex';
 import type { Config } from '../config.js';
 import { sha256Hex } from './secret-hash.js';
+import { OidcFlowError, type OidcClient } from './oidc-client.js';
 
+/** Who an id_token names: the provider's (issuer, subject) binds the account (accounts/sign-in.ts). */
 export interface Identity {
-  email: string;
-  name: string | null;
+  issuer: string;
   subject: string;
+  /** Lower-cased, or null when the token has none. */
+  email: string | null;
+  /** Only the boolean `true` counts: a missing claim or the string "true" does not. */
+  emailVerified: boolean;
+  name: string | null;
 }
 
 /** A verified id_token: who it names, and what the sign-in step checks before accepting it once. */
@@ -27,9 +34,13 @@ export interface VerifiedIdToken {
   expiresAt: number;
 }
 
+export type IdTokenRefusalReason = 'id_token_invalid' | 'issuer' | 'audience' | 'expired' | 'provider_unreachable';
+
+export type IdTokenCheck = { ok: true; token: VerifiedIdToken } | { ok: false; reason: IdTokenRefusalReason; detail: string };
+
 export interface IdentityProvider {
   kind: 'oidc' | 'development';
-  verify(idToken: string): Promise<VerifiedIdToken | undefined>;
+  verify(idToken: string): Promise<IdTokenCheck>;
 }
 
 export const DEV_AUDIENCE = 'reftrack';
@@ -69,40 +80,51 @@ export function idTokenUseKey(payload: JWTPayload, idToken: string): string {
   return sha256Hex(`token\n${idToken.split('.', 2).join('.')}`);
 }
 
-function verified(payload: JWTPayload, idToken: string): VerifiedIdToken | undefined {
-  const email = typeof payload.email === 'string' ? payload.email.trim().toLowerCase() : '';
-  // An unverified address could be anyone's; only a verified one names an account.
-  if (!email || payload.email_verified === false || !/^[^@\s]+@[^@\s]+$/.test(email) || email.length > 320) return undefined;
+function verified(payload: JWTPayload, idToken: string): IdTokenCheck {
   // Without `exp` a token would be valid forever and its single use could never be forgotten (OIDC Core 2 requires it).
-  if (typeof payload.exp !== 'number') return undefined;
+  if (typeof payload.exp !== 'number') return { ok: false, reason: 'id_token_invalid', detail: 'the id_token has no exp claim' };
+  if (typeof payload.sub !== 'string' || payload.sub === '' || payload.sub.length > 255) return { ok: false, reason: 'id_token_invalid', detail: 'the id_token has no usable sub claim' };
+  const raw = typeof payload.email === 'string' ? payload.email.trim().toLowerCase() : '';
+  const email = raw && /^[^@\s]+@[^@\s]+$/.test(raw) && raw.length <= 320 ? raw : null;
   return {
-    identity: { email, name: typeof payload.name === 'string' ? payload.name.slice(0, 200) : null, subject: String(payload.sub ?? email) },
-    nonce: typeof payload.nonce === 'string' ? payload.nonce : null,
-    useKey: idTokenUseKey(payload, idToken),
-    expiresAt: payload.exp * 1000,
+    ok: true,
+    token: {
+      identity: { issuer: String(payload.iss), subject: payload.sub, email, emailVerified: payload.email_verified === true, name: typeof payload.name === 'string' ? payload.name.slice(0, 200) : null },
+      nonce: typeof payload.nonce === 'string' ? payload.nonce : null,
+      useKey: idTokenUseKey(payload, idToken),
+      expiresAt: payload.exp * 1000,
+    },
   };
 }
 
-export function createIdentityProvider(config: Config, db: Knex): IdentityProvider {
-  if (config.oidcIssuer) {
-    const issuer = config.oidcIssuer.replace(/\/+$/, '');
-    let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
-    const keySet = async () => {
-      if (jwks) return jwks;
-      const res = await fetch(`${issuer}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5000) });
-      const discovery = (await res.json()) as { jwks_uri?: string };
-      if (!discovery.jwks_uri) throw new Error('OIDC discovery document has no jwks_uri');
-      jwks = createRemoteJWKSet(new URL(discovery.jwks_uri));
-      return jwks;
-    };
+/** jose's refusal, as a reason an operator can act on. */
+function refusal(err: unknown): IdTokenCheck {
+  if (err instanceof OidcFlowError) return { ok: false, reason: 'provider_unreachable', detail: err.detail };
+  if (err instanceof joseErrors.JWTExpired) return { ok: false, reason: 'expired', detail: err.message };
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    const got = err.payload[err.claim];
+    if (err.claim === 'iss') return { ok: false, reason: 'issuer', detail: `${err.message}: the token says "${String(got)}"` };
+    if (err.claim === 'aud') return { ok: false, reason: 'audience', detail: `${err.message}: the token says ${JSON.stringify(got)}` };
+    return { ok: false, reason: 'id_token_invalid', detail: `${err.message} (${err.claim})` };
+  }
+  return { ok: false, reason: 'id_token_invalid', detail: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
+}
+
+export function createIdentityProvider(config: Config, db: Knex, oidcClient?: OidcClient): IdentityProvider {
+  if (config.oidcIssuer && oidcClient) {
+    let jwks: { uri: string; set: ReturnType<typeof createRemoteJWKSet> } | undefined;
     return {
       kind: 'oidc',
       async verify(idToken) {
         try {
-          const { payload } = await jwtVerify(idToken, await keySet(), { issuer: config.oidcIssuer, audience: config.oidcAudience });
+          // The issuer the discovery document names (discovery already checked it equals OIDC_ISSUER).
+          const metadata = (await oidcClient.configuration()).serverMetadata();
+          if (!metadata.jwks_uri) throw new OidcFlowError('provider_unreachable', 'the discovery document has no jwks_uri');
+          if (jwks?.uri !== metadata.jwks_uri) jwks = { uri: metadata.jwks_uri, set: createRemoteJWKSet(new URL(metadata.jwks_uri)) };
+          const { payload } = await jwtVerify(idToken, jwks.set, { issuer: metadata.issuer, audience: config.oidcAudience });
           return verified(payload, idToken);
-        } catch {
-          return undefined;
+        } catch (err) {
+          return refusal(err);
         }
       },
     };
@@ -113,8 +135,8 @@ export function createIdentityProvider(config: Config, db: Knex): IdentityProvid
       try {
         const { payload } = await jwtVerify(idToken, await devSecret(db), { issuer: DEV_ISSUER, audience: DEV_AUDIENCE, algorithms: ['HS256'] });
         return verified(payload, idToken);
-      } catch {
-        return undefined;
+      } catch (err) {
+        return refusal(err);
       }
     },
   };

@@ -7,7 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ERRORS } from '@reftrack/contract';
-import { ApiError } from '../api-error.js';
+import { SignInRefused } from '../accounts/sign-in-refusal.js';
 
 /** The nonce the CLI login page sends to the identity provider for the login session of `state`. */
 export function cliLoginNonce(state: string): string {
@@ -22,5 +22,5 @@ export function checkNonce(expected: string | undefined, claim: string | null): 
   if (expected === undefined) return;
   const a = Buffer.from(expected, 'utf8');
   const b = Buffer.from(claim ?? '', 'utf8');
-  if (claim === null || a.length !== b.length || !timingSafeEqual(a, b)) throw new ApiError(ERRORS.idTokenNonceMismatch);
+  if (claim === null || a.length !== b.length || !timingSafeEqual(a, b)) throw new SignInRefused(ERRORS.idTokenNonceMismatch, 'nonce', claim === null ? 'the id_token has no nonce claim' : 'the id_token nonce differs from the one this sign-in sent');
 }

@@ -15,7 +15,7 @@ export function devSignInRefusal(config: SignInConfig): string | undefined {
   if (config.oidcIssuer || config.exposedBecause.length === 0 || config.allowDevSignIn) return undefined;
   return (
     `refusing to start: the development sign-in (anyone can sign in as any e-mail) must not run on an exposed server ` +
-    `(${config.exposedBecause.join('; ')}). Set OIDC_ISSUER and OIDC_AUDIENCE for your identity provider, ` +
+    `(${config.exposedBecause.join('; ')}). Set OIDC_ISSUER and OIDC_CLIENT_ID for your identity provider, ` +
     `or set ALLOW_DEV_SIGN_IN=true to accept that risk.`
   );
 }

@@ -15,7 +15,7 @@ import { ApiError } from '../api-error.js';
 /** Paths the server answers itself; the web app never shadows them. */
 export const SERVER_PATHS = /^\/(api(\/|$)|dev-idp(\/|$)|cli(\/|$)|docs(\/|$)|tracker(\/|\.|$)|healthz$)/;
 /** Every other path: the router route of the web app (registered last, GET and HEAD only). */
-export const WEB_APP_PATHS = /^\/(?!(api|dev-idp|cli|docs)(\/|$)|tracker(\/|\.|$)|healthz$)/;
+export const WEB_APP_PATHS = /^\/(?!(api|dev-idp|cli|docs|auth|signed-out)(\/|$)|tracker(\/|\.|$)|healthz$)/;
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -42,12 +42,12 @@ export const TEST_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 let ipCounter = 1;
 export const freshIp = (): string => `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter++ & 255}`;
 
-export async function startTestServer(options: { fixture?: Fixture; env?: Record<string, string>; demo?: DemoMode } = {}): Promise<TestServer> {
+export async function startTestServer(options: { fixture?: Fixture; env?: Record<string, string>; demo?: DemoMode; logger?: pino.Logger } = {}): Promise<TestServer> {
   const database: TestDatabase = await createTestDatabase();
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database.url, TRUST_PROXY: '1', LOG_LEVEL: 'silent', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...options.env });
   const clock: TestServer['clock'] = { offsetMs: 0, at: null, now: () => clock.at ?? Date.now() + clock.offsetMs };
   const faults: Faults = {};
-  const running = await startServer(config, { logger: pino({ level: 'silent' }), now: () => clock.now(), faults, ...(options.demo ? { demo: options.demo } : {}) });
+  const running = await startServer(config, { logger: options.logger ?? pino({ level: 'silent' }), now: () => clock.now(), faults, ...(options.demo ? { demo: options.demo } : {}) });
   await loadFixture(running.deps.db, options.fixture ?? baseFixture());
   const request = async (path: string, init: RequestInit): Promise<TestResponse> => {
     const headers = new Headers(init.headers);

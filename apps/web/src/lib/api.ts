@@ -26,7 +26,10 @@ import type {
   WebhookDeliveryDetail,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
+  SignedOut,
+  SignInOptions,
 } from '@reftrack/contract';
+import { SIGN_IN_PATHS } from '@reftrack/contract';
 
 export class ApiError extends Error {
   constructor(
@@ -140,7 +143,8 @@ export interface WebhookInput {
 export const api = {
   session: () => request<Ok<DashboardSession>>('GET', '/api/dashboard/session', undefined, { quiet401: true }).then((r) => r.data),
   signIn: (idToken: string) => request<Ok<DashboardSession>>('POST', '/api/dashboard/session', { id_token: idToken }, { quiet401: true }).then((r) => r.data),
-  signOut: () => request<unknown>('DELETE', '/api/dashboard/session', {}, { quiet401: true }),
+  signOut: () => request<Ok<SignedOut>>('DELETE', '/api/dashboard/session', {}, { quiet401: true }).then((r) => r.data),
+  signInOptions: () => request<Ok<SignInOptions>>('GET', SIGN_IN_PATHS.options, undefined, { quiet401: true }).then((r) => r.data),
   devToken: (email: string) => request<Ok<{ id_token: string }>>('POST', '/dev-idp/token', { email }, { quiet401: true }).then((r) => r.data.id_token),
 
   programs: () => get<DashboardProgram[]>('/api/dashboard/programs'),

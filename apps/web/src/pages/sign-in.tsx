@@ -1,43 +1,54 @@
 /**
- * Sign-in. With the development identity provider: an e-mail form (POST /dev-idp/token, then
- * POST /api/dashboard/session). With OIDC configured the dev endpoints answer 404: sign-in goes
- * through the identity provider, and an id_token obtained from it can be pasted here.
+ * Sign-in. With OIDC (GET /api/dashboard/sign-in-options says `oidc`): one "Sign in with <provider>"
+ * link to the server's authorization code flow, which comes back to the page asked for. With the
+ * development identity provider: an e-mail form (POST /dev-idp/token, then POST
+ * /api/dashboard/session), and a pasted id_token for scripts and tests. Under OIDC the pasted-token
+ * path stays on the API for scripts, but is not offered here.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { BRAND } from '@reftrack/contract';
 import { api, ApiError } from '../lib/api.js';
-import type { DashboardSession } from '@reftrack/contract';
+import { sameOriginPath, type DashboardSession, type SignInOptions } from '@reftrack/contract';
 import { ErrorNotice, Loading } from '../components/ui.js';
 
-type Mode = 'checking' | 'development' | 'oidc';
+type Mode = 'checking' | 'development' | 'oidc' | 'unknown';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: (info: DashboardSession) => void }) {
   const [mode, setMode] = useState<Mode>('checking');
+  const [options, setOptions] = useState<SignInOptions | null>(null);
+  const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     document.title = `Sign in — ${BRAND.name}`;
-    fetch('/dev-idp/sign-in', { method: 'HEAD', credentials: 'same-origin' }).then(
-      (r) => setMode(r.status === 404 ? 'oidc' : 'development'),
-      () => setMode('development'),
+    api.signInOptions().then(
+      (o) => {
+        setOptions(o);
+        setMode(o.mode);
+      },
+      (err) => {
+        setError(err);
+        setMode('unknown');
+      },
     );
   }, []);
+  const returnTo = sameOriginPath(new URLSearchParams(location.search).get('return_to'), location.origin, '/');
 
   return (
     <section class="narrow">
       <h1>Sign in to {BRAND.name}</h1>
       <div class="panel">
       {mode === 'checking' ? <Loading what="sign-in options" /> : null}
-      {mode === 'development' ? <DevSignIn onSignedIn={onSignedIn} onOidc={() => setMode('oidc')} /> : null}
-      {mode === 'oidc' ? (
-        <>
-          <div class="notice info">
-            <p>
-              Sign-in goes through your organisation's identity provider. Sign in there; the dashboard
-              then receives an <code>id_token</code> for you.
-            </p>
-          </div>
-          <TokenSignIn onSignedIn={onSignedIn} open />
-        </>
+      {mode === 'development' ? <DevSignIn onSignedIn={onSignedIn} onOidc={() => location.reload()} /> : null}
+      {mode === 'oidc' && options ? (
+        <div class="stack">
+          <p>Sign-in goes through your organisation's identity provider.</p>
+          <p>
+            <a class="button" id="oidc-sign-in" href={`${options.start_url}?return_to=${encodeURIComponent(returnTo)}`}>
+              Sign in with {options.provider_name}
+            </a>
+          </p>
+        </div>
       ) : null}
+      {mode === 'unknown' ? <ErrorNotice error={error} title="Sign-in options could not be loaded:" /> : null}
       </div>
     </section>
   );

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { BRAND, ERRORS, formatMessage, STRIPE_INTAKE_EVENTS, type EventActor } from '@reftrack/contract';
+import { BRAND, CLI_LOGIN_CONFIRM, ERRORS, formatMessage, SIGN_IN_PATHS, STRIPE_INTAKE_EVENTS, type EventActor } from '@reftrack/contract';
 import { appendOutboxEvents, call, launchChromium, repoRoot, startServer, type OutboxEventRow, type RunningServer } from './harness.js';
 
 const shotsDir = process.env.UPDATE_SCREENSHOTS ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'reftrack-web-shots-'));
@@ -605,21 +605,19 @@ describe('dashboard (other roles and sign-in paths)', () => {
     await context.close();
   });
 
-  it('offers the id_token paste box when the development sign-in is off (OIDC)', async () => {
+  it('under OIDC offers one "Sign in with <provider>" link to the code flow, and no id_token paste box', async () => {
     const context = await browser.newContext();
     const p = await newPage(context);
-    // With OIDC_ISSUER set the dev endpoints answer 404; stand in for that.
-    await p.route(`${origin}/dev-idp/**`, (route) => route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ data: null, error: { status: 404, message: 'Not found' } }) }));
-    await p.goto(`${origin}/sign-in`);
-    await p.getByText('Sign-in goes through your organisation').waitFor();
+    // The server's answer under OIDC_ISSUER (the real flow runs in apps/server/test/oidc-provider.test.ts).
+    await p.route(`${origin}${SIGN_IN_PATHS.options}`, (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ success: true, data: { mode: 'oidc', provider_name: 'Acme SSO', start_url: SIGN_IN_PATHS.start } }) }),
+    );
+    await p.goto(`${origin}/sign-in?return_to=${encodeURIComponent('/access')}`);
+    const link = p.getByRole('link', { name: 'Sign in with Acme SSO' });
+    await link.waitFor();
+    expect(await link.getAttribute('href')).toBe(`${SIGN_IN_PATHS.start}?return_to=%2Faccess`);
     expect(await p.getByLabel('E-mail').count()).toBe(0);
-    await p.getByLabel('id_token from your identity provider').fill('not-a-token');
-    await p.getByRole('button', { name: 'Sign in with this token' }).click();
-    await p.getByText(ERRORS.idTokenInvalid.message).waitFor();
-    const token = server.command('dev-token', '--email', 'member@acme.test').trim();
-    await p.getByLabel('id_token from your identity provider').fill(token);
-    await p.getByRole('button', { name: 'Sign in with this token' }).click();
-    await p.getByRole('heading', { level: 1, name: 'Programs' }).waitFor();
+    expect(await p.getByText('I have an id_token').count()).toBe(0);
     await context.close();
   });
 
@@ -629,6 +627,9 @@ describe('dashboard (other roles and sign-in paths)', () => {
     const context = await browser.newContext();
     const p = await newPage(context);
     await p.goto(start.body.data.login_url);
+    // The confirmation names the device and shows the pairing code the CLI prints.
+    expect(await p.locator('#pairing-code').textContent()).toBe(start.body.data.pairing_code);
+    await p.getByRole('link', { name: CLI_LOGIN_CONFIRM.continueButton }).click();
     await p.waitForURL(/\/dev-idp\/sign-in\?state=/);
     await p.getByLabel('E-mail').fill('owner@acme.test');
     await p.getByRole('button', { name: 'Sign in' }).click();

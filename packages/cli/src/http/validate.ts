@@ -118,6 +118,8 @@ export function parseAuthStart(body: unknown): CliAuthStartResponse['data'] {
     state: d.at('state').str(),
     login_url: d.at('login_url').url(),
     expires_at: d.at('expires_at').date(),
+    // Optional: a server from before the confirmation page sends none.
+    ...(typeof (body as { data?: { pairing_code?: unknown } }).data?.pairing_code === 'string' ? { pairing_code: (body as { data: { pairing_code: string } }).data.pairing_code.slice(0, 20) } : {}),
     poll_interval_seconds: (() => {
       const r = d.at('poll_interval_seconds');
       const n = r.num();

@@ -1,6 +1,8 @@
 /**
- * The CLI login session (3.4, 4.7, 7.6): start → the person signs in on `login_url`, whose page posts
- * the callback → the CLI polls and receives the login token exactly once. Every step is one
+ * The CLI login session (3.4, 4.7, 7.6): start → the person confirms the device and pairing code on
+ * `login_url` and signs in at the provider, whose code flow the server completes (routes/auth/oidc.ts)
+ * — or a script posts the callback with an id_token — → the CLI polls and receives the login token
+ * exactly once. Every step is one
  * conditional UPDATE, so concurrent callbacks or polls (also across processes) cannot both win.
  */
 import { randomBytes } from 'node:crypto';
@@ -12,9 +14,10 @@ import { str } from '../../domain/json-values.js';
 import type { AppDeps } from '../../deps.js';
 import { sha256Hex } from '../../auth/secret-hash.js';
 import { issueLoginToken } from '../../auth/login-token.js';
-import { accountFromIdToken } from '../../accounts/id-token-sign-in.js';
-import { spendIdToken } from '../../auth/id-token-use.js';
+import { withRefusalLog } from '../../accounts/id-token-sign-in.js';
+import { completeCliLogin, pairingCode } from '../../accounts/cli-login.js';
 import { cliLoginNonce } from '../../auth/nonce.js';
+import type { RequestState } from '../../http/state.js';
 
 const POLL_INTERVAL_SECONDS = 2;
 const SESSION_MS = LIMITS.cliLoginSessionSeconds * 1000;
@@ -24,10 +27,18 @@ export function authStart(deps: AppDeps) {
     const state = randomBytes(24).toString('base64url');
     const now = deps.now();
     const expiresAt = now + SESSION_MS;
-    await deps.db('cli_login_sessions').insert({ state_hash: sha256Hex(state), status: 'pending', created_at: now, expires_at: expiresAt });
+    // What the confirmation page names: the CLI's User-Agent (it carries the host name) and address.
+    const device = ctx.get('user-agent').replace(/[^\x20-\x7e]/g, '').trim().slice(0, 200) || null;
+    await deps.db('cli_login_sessions').insert({ state_hash: sha256Hex(state), status: 'pending', created_at: now, expires_at: expiresAt, device, started_from: ctx.ip.slice(0, 64) || null });
     ctx.body = {
       success: true,
-      data: { state, login_url: `${deps.config.publicBaseUrl}/cli/login?state=${state}`, expires_at: new Date(expiresAt).toISOString(), poll_interval_seconds: POLL_INTERVAL_SECONDS },
+      data: {
+        state,
+        login_url: `${deps.config.publicBaseUrl}/cli/login?state=${state}`,
+        expires_at: new Date(expiresAt).toISOString(),
+        poll_interval_seconds: POLL_INTERVAL_SECONDS,
+        pairing_code: pairingCode(state),
+      },
     } satisfies CliAuthStartResponse;
   };
 }
@@ -38,19 +49,12 @@ export function authCallback(deps: AppDeps) {
     const state = str(body.state);
     const idToken = str(body.id_token);
     if (!state || !idToken) fail(ERRORS.cliCallbackMissing);
-    const session = await deps.db('cli_login_sessions').where({ state_hash: sha256Hex(state) }).first('id', 'status', 'expires_at');
-    if (!session || session.status !== 'pending') fail(ERRORS.cliCallbackNotFound);
-    if (Number(session.expires_at) <= deps.now()) fail(ERRORS.cliCallbackExpired);
-    // Under OIDC the login page sent the identity provider a nonce derived from this state
-    // (login-page.ts); the development sign-in page sends none.
-    const { account, token } = await accountFromIdToken(deps, idToken, { nonce: deps.identity.kind === 'oidc' ? cliLoginNonce(state) : undefined });
-    const now = deps.now();
-    await deps.atomic(async (trx) => {
-      await spendIdToken(trx, token, now);
-      const won = await trx('cli_login_sessions').where({ id: session.id, status: 'pending' }).update({ status: 'complete', account_id: account.id, completed_at: now });
-      // Another callback completed the session first: the throw rolls back the token's use too.
-      if (won === 0) fail(ERRORS.cliCallbackNotFound);
-    });
+    // Under OIDC a script's id_token must carry the nonce derived from this state (auth/nonce.ts); the
+    // development sign-in page sends none.
+    const requestId = (ctx.state as RequestState).requestId;
+    const { account } = await withRefusalLog(deps, requestId, 'api', () =>
+      completeCliLogin(deps, sha256Hex(state), idToken, { nonce: deps.identity.kind === 'oidc' ? cliLoginNonce(state) : undefined, requestId }),
+    );
     ctx.body = { success: true, data: { status: 'complete', account: { email: account.email, name: account.name } } };
   };
 }

@@ -1,11 +1,13 @@
 /** POST/GET/DELETE /api/dashboard/session — sign in with an id_token, who am I, sign out. */
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
-import { DASHBOARD_SESSION_COOKIE, type DashboardAccount, type DashboardSession, type DashboardWorkspace } from '@reftrack/contract';
+import { DASHBOARD_SESSION_COOKIE, type SignedOut, type DashboardAccount, type DashboardSession, type DashboardWorkspace } from '@reftrack/contract';
 import { readBody } from '../../http/input.js';
 import { str } from '../../domain/json-values.js';
 import type { AppDeps } from '../../deps.js';
-import { accountFromIdToken } from '../../accounts/id-token-sign-in.js';
+import { accountFromIdToken, withRefusalLog } from '../../accounts/id-token-sign-in.js';
+import { endSessionUrl } from '../../auth/oidc-flow.js';
+import type { RequestState } from '../../http/state.js';
 import { spendIdToken } from '../../auth/id-token-use.js';
 import { clearSessionCookie, createSession, endSession, setSessionCookie } from '../../auth/dashboard-session.js';
 
@@ -16,12 +18,18 @@ export async function accountSummary(db: Knex, account: DashboardAccount): Promi
 
 export function createDashboardSession(deps: AppDeps) {
   return async function handleSignIn(ctx: Context): Promise<void> {
-    // The dashboard sends no nonce: the id_token is pasted or comes from the development sign-in page.
-    const { account, token: idToken } = await accountFromIdToken(deps, str(readBody(ctx).id_token));
-    const now = deps.now();
-    const { token, expiresAt } = await deps.atomic(async (trx) => {
-      await spendIdToken(trx, idToken, now);
-      return createSession(trx, account.id, now);
+    // For scripts and the development sign-in page: the id_token is pasted, so no nonce was sent.
+    // The browser's sign-in under OIDC is the code flow (routes/auth/oidc.ts).
+    const requestId = (ctx.state as RequestState).requestId;
+    const body = readBody(ctx);
+    const { account, token, expiresAt } = await withRefusalLog(deps, requestId, 'api', async () => {
+      const signedIn = await accountFromIdToken(deps, str(body.id_token), { requestId });
+      const now = deps.now();
+      const session = await deps.atomic(async (trx) => {
+        await spendIdToken(trx, signedIn.token, now);
+        return createSession(trx, signedIn.account.id, now);
+      });
+      return { account: signedIn.account, ...session };
     });
     setSessionCookie(ctx, deps.config.publicBaseUrl, token, expiresAt);
     ctx.body = { success: true, data: { ...(await accountSummary(deps.db, account)), expires_at: new Date(expiresAt).toISOString() } };
@@ -39,6 +47,9 @@ export function deleteDashboardSession(deps: AppDeps) {
   return async function handleSignOut(ctx: Context): Promise<void> {
     await endSession(deps.db, ctx.cookies.get(DASHBOARD_SESSION_COOKIE));
     clearSessionCookie(ctx, deps.config.publicBaseUrl);
-    ctx.body = { success: true, data: { signed_out: true } };
+    // The provider's session ends too when it offers an end-session endpoint: the dashboard goes there next.
+    const providerEnd = await endSessionUrl(deps);
+    const data: SignedOut = providerEnd ? { signed_out: true, end_session_url: providerEnd } : { signed_out: true };
+    ctx.body = { success: true, data };
   };
 }

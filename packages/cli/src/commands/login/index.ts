@@ -25,7 +25,7 @@ export async function login(ctx: Context, flags: LoginFlags): Promise<void> {
   const deadline = loginDeadline(session.expires_at, started.headers.get('date'));
 
   // A script completing the sign-in itself (CI, tests) needs the state; a person needs the URL.
-  out.event('login_started', { state: session.state, login_url: session.login_url, expires_at: session.expires_at, base_url: baseUrl });
+  out.event('login_started', { state: session.state, login_url: session.login_url, expires_at: session.expires_at, base_url: baseUrl, pairing_code: session.pairing_code ?? null });
   const tryBrowser = flags.browser !== false && browserLikely(ctx.env);
   const opened = tryBrowser && (await openBrowser(session.login_url));
   out.info(
@@ -33,6 +33,8 @@ export async function login(ctx: Context, flags: LoginFlags): Promise<void> {
       ? `Opened your browser to sign in to ${baseUrl}. If it did not open, visit:\n\n  ${session.login_url}\n`
       : `To sign in to ${baseUrl}, open this address in a browser:\n\n  ${session.login_url}\n`,
   );
+  // The browser shows the same code before it signs this terminal in: a link someone else sent shows another.
+  if (session.pairing_code) out.info(`Pairing code: ${session.pairing_code}\nContinue in the browser only if it shows this code.\n`);
   out.info(`Session ${session.state} expires at ${session.expires_at}.`);
 
   const spinner = out.spinner('Waiting for you to sign in…');
