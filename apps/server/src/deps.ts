@@ -11,6 +11,8 @@ import type { Atomic } from './db/atomic.js';
 import type { DashboardOrigins } from './http/origins.js';
 import type { OutboxRunner } from './jobs/outbox-runner.js';
 import type { SecretBox } from './secrets/secret-box.js';
+import type { Metrics } from './ops/metrics.js';
+import type { ServiceState } from './ops/service-state.js';
 
 /** Test-only hooks that inject a failure at a named point; empty in production. */
 export interface Faults {
@@ -47,4 +49,6 @@ export interface AppDeps {
   demo?: DemoMode;
   /** Seals and opens stored secrets that must be read back (secrets/secret-box.ts). */
   secrets: SecretBox;
+  /** Operations: the Prometheus metrics and the process's own health (draining, database, Redis). */
+  ops: { metrics: Metrics; state: ServiceState };
 }

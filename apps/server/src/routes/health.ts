@@ -2,8 +2,9 @@ import type { Context } from 'koa';
 import { ERRORS } from '@reftrack/contract';
 import { ApiError } from '../api-error.js';
 import type { AppDeps } from '../deps.js';
+import { migrationStatus } from '../db/migrate.js';
 
-/** GET /healthz — 200 when the database answers. */
+/** GET /healthz — liveness: 200 when the database answers. */
 export function health(deps: AppDeps) {
   return async function handleHealth(ctx: Context): Promise<void> {
     try {
@@ -13,5 +14,48 @@ export function health(deps: AppDeps) {
       throw new ApiError(ERRORS.serviceUnavailable);
     }
     ctx.body = { status: 'ok' };
+  };
+}
+
+/** How long a readiness probe waits for the database before calling it unreachable. */
+const PROBE_TIMEOUT_MS = 2_000;
+/** Pending migrations are looked up at most this often (a probe every second would re-read the table). */
+const MIGRATIONS_RECHECK_MS = 15_000;
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([work, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * GET /readyz — readiness, for load balancers and orchestrators (docs/operator.md): 503 with the
+ * reasons while draining, while the database is unreachable, or while this release's migrations
+ * are not all applied; 200 otherwise, naming what runs degraded (Redis unreachable: rate limits
+ * are per process). Not rate limited: probes come often and from the balancer's address.
+ */
+export function readiness(deps: AppDeps) {
+  const schema = deps.config.database.client === 'postgres' ? deps.config.database.schema : undefined;
+  let pendingCache: { at: number; pending: number } | undefined;
+  return async function handleReadyz(ctx: Context): Promise<void> {
+    const reasons: string[] = [];
+    const degraded: string[] = [];
+    const { state } = deps.ops;
+    if (state.draining) reasons.push('draining: the process is shutting down');
+    try {
+      await withTimeout(deps.db.raw('select 1'), PROBE_TIMEOUT_MS);
+      state.databaseAnswered();
+      const now = Date.now();
+      if (!pendingCache || pendingCache.pending > 0 || now - pendingCache.at > MIGRATIONS_RECHECK_MS) {
+        pendingCache = { at: now, pending: (await withTimeout(migrationStatus(deps.db, schema), PROBE_TIMEOUT_MS)).pending.length };
+      }
+      if (pendingCache.pending > 0) reasons.push(`migrations pending: ${pendingCache.pending} (run reftrack-server migrate)`);
+    } catch (err) {
+      state.databaseFailed(err);
+      reasons.push('database unreachable');
+    }
+    if (state.redisUp === false) degraded.push('redis unreachable: rate limits are per process');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = reasons.length > 0 ? 503 : 200;
+    ctx.body = { status: reasons.length > 0 ? 'not_ready' : 'ready', reasons, degraded };
   };
 }
