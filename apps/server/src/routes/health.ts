@@ -19,8 +19,6 @@ export function health(deps: AppDeps) {
 
 /** How long a readiness probe waits for the database before calling it unreachable. */
 const PROBE_TIMEOUT_MS = 2_000;
-/** Pending migrations are looked up at most this often (a probe every second would re-read the table). */
-const MIGRATIONS_RECHECK_MS = 15_000;
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -35,7 +33,6 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  */
 export function readiness(deps: AppDeps) {
   const schema = deps.config.database.client === 'postgres' ? deps.config.database.schema : undefined;
-  let pendingCache: { at: number; pending: number } | undefined;
   return async function handleReadyz(ctx: Context): Promise<void> {
     const reasons: string[] = [];
     const degraded: string[] = [];
@@ -44,11 +41,9 @@ export function readiness(deps: AppDeps) {
     try {
       await withTimeout(deps.db.raw('select 1'), PROBE_TIMEOUT_MS);
       state.databaseAnswered();
-      const now = Date.now();
-      if (!pendingCache || pendingCache.pending > 0 || now - pendingCache.at > MIGRATIONS_RECHECK_MS) {
-        pendingCache = { at: now, pending: (await withTimeout(migrationStatus(deps.db, schema), PROBE_TIMEOUT_MS)).pending.length };
-      }
-      if (pendingCache.pending > 0) reasons.push(`migrations pending: ${pendingCache.pending} (run reftrack-server migrate)`);
+      // One small read per probe (a few dozen names): a schema rolled back under a running release shows at once.
+      const { pending } = await withTimeout(migrationStatus(deps.db, schema), PROBE_TIMEOUT_MS);
+      if (pending.length > 0) reasons.push(`migrations pending: ${pending.length} (run reftrack-server migrate)`);
     } catch (err) {
       state.databaseFailed(err);
       reasons.push('database unreachable');
