@@ -133,9 +133,7 @@ describe(`[${dbKind}] Redis unreachable: degraded, not down`, () => {
     const state = t.running.deps.ops.state;
     const log = t.running.deps.logger;
     const warn = log.warn.bind(log);
-    const info = log.info.bind(log);
     (log as unknown as { warn: unknown }).warn = (obj: unknown, msg?: string) => (lines.push({ msg: String(msg ?? obj) }), warn(obj as object, msg));
-    (log as unknown as { info: unknown }).info = (obj: unknown, msg?: string) => (lines.push({ msg: String(msg ?? obj) }), info(obj as object, msg));
     try {
       for (let i = 0; i < 50 && state.redisUp !== true; i++) await new Promise((r) => setTimeout(r, 50));
       expect(state.redisUp).toBe(true);

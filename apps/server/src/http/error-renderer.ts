@@ -67,7 +67,8 @@ export function renderFailure(ctx: Context, err: unknown, logger: Logger, servic
     logger.error({ err, requestId: state.requestId, path: state.logPath ?? ctx.path }, 'request failed');
     const failure = state.failure ?? ERRORS.internal;
     apiError = new ApiError(failure, { request_id: state.requestId }, {}, state.failureExtra);
-  } else if (apiError.status >= 500) {
+  } else if (apiError.status >= 500 && apiError.spec !== ERRORS.serviceUnavailable) {
+    // A 503 is a known state (a dependency down, logged when it changed), not a failure to log per request.
     logger.error({ err, requestId: state.requestId, path: state.logPath ?? ctx.path }, 'request failed');
   }
   renderError(ctx, apiError);

@@ -82,7 +82,8 @@ export class ServiceState {
     this.databaseUp = true;
     this.stop();
     this.metrics.databaseUp.set(1);
-    this.logger.info('database reachable again');
+    // At the outage line's level, so that a log filtered to warnings still shows the outage end.
+    this.logger.warn('database reachable again');
   }
 
   redisChanged(up: boolean, reason?: string): void {
@@ -91,7 +92,7 @@ export class ServiceState {
     this.redisUp = up;
     this.metrics.redisUp.set(up ? 1 : 0);
     if (up && first) return; // the normal start says nothing
-    if (up) this.logger.info('redis reachable again: rate limits are shared across processes again');
+    if (up) this.logger.warn('redis reachable again: rate limits are shared across processes again');
     else this.logger.warn({ reason }, 'redis unreachable: rate limits fall back to per-process memory (weaker: each process counts on its own)');
   }
 }

@@ -10,9 +10,11 @@ export function health(deps: AppDeps) {
     try {
       await deps.db.raw('select 1');
     } catch (err) {
-      deps.logger.warn({ err }, 'health check: database unreachable');
+      // Logged once per change of state (ops/service-state.ts), not once per probe.
+      deps.ops.state.databaseFailed(err);
       throw new ApiError(ERRORS.serviceUnavailable);
     }
+    deps.ops.state.databaseAnswered();
     ctx.body = { status: 'ok' };
   };
 }
