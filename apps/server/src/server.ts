@@ -61,7 +61,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // A missing or malformed key stops the start before anything is opened (ConfigError).
   const { box: secrets, devKeyFile } = openSecretBox(config);
   const now = options.now ?? Date.now;
-  const db = options.db ?? createDb(config.database);
+  const db = options.db ?? createDb(config.database, logger);
   try {
     // A database that is still starting (or restarting) is waited for, with back-off, up to DATABASE_WAIT_MS.
     await waitForDatabase(db, config.databaseWaitMs, logger);
