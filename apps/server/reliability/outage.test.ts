@@ -1,6 +1,7 @@
 /**
- * PostgreSQL or Redis stops for a moment (a proxy cuts every connection): requests fail with 500/503
- * in the envelope, the process stays up, no partial write remains, and it recovers on its own.
+ * PostgreSQL or Redis stops for a moment (a proxy cuts every connection). PostgreSQL: requests fail
+ * with the route's 500 and Retry-After, one log line per change of state, /readyz 503, no partial
+ * write, and recovery on its own. Redis: tracking goes on under per-process limits (degraded).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, seed, spawnServer, type ServerProcess } from './helpers/cluster.js';
@@ -54,12 +55,21 @@ describe('a dependency stops for a moment', () => {
     for (const res of during) {
       expect([500, 503]).toContain(res.status);
       expect(res.body).toMatchObject({ data: null, error: { status: res.status, code: 'internal_error' } });
+      if (res.status === 500) expect(res.headers.get('retry-after')).toBe('5');
     }
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(503);
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { reasons: string[] }).reasons).toContain('database unreachable');
+    // One line for the change of state, not a stack per request.
+    expect(server.output().match(/database unreachable: requests that need it/g)).toHaveLength(1);
+    expect(server.output()).not.toMatch(/"msg":"request failed"/);
     expect(server.child.exitCode).toBeNull();
     pgProxy.restore();
     await eventually(async () => (await fetch(`${server.url}/healthz`)).status === 200);
+    await eventually(async () => (await fetch(`${server.url}/readyz`)).status === 200);
+    await eventually(async () => /database reachable again/.test(server.output()));
     const after = await sale('pg-after');
     expect(after.status, JSON.stringify(after.body)).toBe(200);
     const rows = await query<{ processor_event_id: string }>(db, `select processor_event_id from sale_events where processor_event_id like 'pg-%'`);
@@ -90,14 +100,21 @@ describe('a dependency stops for a moment', () => {
     expect(events.reduce((n, e) => n + (JSON.parse(e.payload) as { clicks: number }).clicks, 0)).toBe(Number(stored.n));
   });
 
-  it('Redis: 503 in the envelope (rate limits cannot be checked), process up, recovery', async () => {
+  it('Redis: tracking goes on under per-process limits, /readyz names the degradation, one log line each way', async () => {
     redisProxy.outage();
     await new Promise((r) => setTimeout(r, 200));
-    const during = await postJson(`${server.url}/api/v1/track/click`, { affiliate_url: 'https://rel.test/?aff=p1' }, { 'x-forwarded-for': '192.0.2.201' });
-    expect(during.status).toBe(503);
-    expect(during.body).toMatchObject({ data: null, error: { status: 503, name: 'ServiceUnavailableError' } });
+    for (const ip of ['192.0.2.201', '192.0.2.203', '192.0.2.204']) {
+      const during = await postJson(`${server.url}/api/v1/track/click`, { affiliate_url: 'https://rel.test/?aff=p1' }, { 'x-forwarded-for': ip });
+      expect(during.status, JSON.stringify(during.body)).toBe(200);
+    }
+    expect((await sale('redis-out-sale')).status).toBe(200);
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { degraded: string[] }).degraded).toEqual(['redis unreachable: rate limits are per process']);
+    expect(server.output().match(/redis unreachable: rate limits fall back/g)).toHaveLength(1);
     expect(server.child.exitCode).toBeNull();
     redisProxy.restore();
-    await eventually(async () => (await postJson(`${server.url}/api/v1/track/click`, { affiliate_url: 'https://rel.test/?aff=p1' }, { 'x-forwarded-for': '192.0.2.202' })).status === 200);
+    await eventually(async () => /redis reachable again/.test(server.output()));
+    expect((await postJson(`${server.url}/api/v1/track/click`, { affiliate_url: 'https://rel.test/?aff=p1' }, { 'x-forwarded-for': '192.0.2.202' })).status).toBe(200);
   });
 });

@@ -13,7 +13,8 @@ import { trackRefund } from './routes/track/refund.js';
 import { intakeAddress, stripeWebhookAtAddress, stripeWebhookShared, STRIPE_WEBHOOK_BODY_LIMIT } from './routes/webhooks/stripe.js';
 import { readiness } from './routes/programs/readiness.js';
 import { errorsPage, ERRORS_PAGE_POLICY } from './routes/docs/errors-page.js';
-import { health } from './routes/health.js';
+import { health, readiness as readyz } from './routes/health.js';
+import { metricsEndpoint } from './routes/metrics.js';
 import { trackerScript } from './routes/tracker-script.js';
 import { requireSession, sessionWriteGuard } from './auth/dashboard-session.js';
 import { pageHeaders } from './http/page-headers.js';
@@ -72,6 +73,9 @@ export function createApp(deps: AppDeps): Koa {
   const byAgentKey = verifiedCredential(deps.db, 'agentKey', deps.now);
 
   router.get(ROUTES.healthz.path, health(deps));
+  // Operations (docs/operator.md): readiness for balancers, Prometheus metrics behind METRICS_TOKEN.
+  router.get('/readyz', readyz(deps));
+  router.get('/metrics', metricsEndpoint(deps));
   // Every HTML page gets its security headers (http/page-headers.ts).
   const https = deps.config.publicBaseUrl.startsWith('https://');
   const page = (policy: { scripts?: string[]; styles?: string[] } = {}) => pageHeaders({ ...policy, https });
@@ -211,7 +215,7 @@ export function createApp(deps: AppDeps): Koa {
   }
 
   router.get(WEB_APP_PATHS, page(WEB_APP_POLICY), webApp()); // the dashboard web app: last route, every remaining GET
-  app.use(requestEnvelope({ logger: deps.logger, publicBaseUrl: deps.config.publicBaseUrl, now: deps.now }));
+  app.use(requestEnvelope({ logger: deps.logger, publicBaseUrl: deps.config.publicBaseUrl, now: deps.now, ops: deps.ops }));
   app.use(tracking.routes());
   app.use(tracking.allowedMethods());
   app.use(router.routes());

@@ -53,6 +53,12 @@ export interface Config {
     /** WEBHOOKS_TIMEOUT_MS: the time limit of one attempt (default 10 s). */
     timeoutMs: number;
   };
+  /** METRICS_TOKEN: the bearer token of GET /metrics; without it /metrics answers 404. */
+  metricsToken?: string;
+  /** SHUTDOWN_GRACE_MS: how long a draining process keeps serving after SIGTERM (/readyz already 503). */
+  shutdownGraceMs: number;
+  /** DATABASE_WAIT_MS: how long `start` waits for an unreachable database, with back-off, before giving up. */
+  databaseWaitMs: number;
 }
 
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1', '[::1]'] as const;
@@ -113,6 +119,14 @@ function parseTimeout(value: string | undefined): number {
   return ms;
 }
 
+function millis(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a whole number of milliseconds (got "${value}")`);
+  return n;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer 0-65535 (got "${env.PORT}")`);
@@ -168,5 +182,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     encryptionKey: env.ENCRYPTION_KEY || undefined,
     encryptionKeyPrevious: list(env.ENCRYPTION_KEY_PREVIOUS),
     webhooks: { allowPrivateTargets: truthy(env.WEBHOOKS_ALLOW_PRIVATE_TARGETS), timeoutMs: parseTimeout(env.WEBHOOKS_TIMEOUT_MS) },
+    metricsToken: env.METRICS_TOKEN || undefined,
+    shutdownGraceMs: millis(env, 'SHUTDOWN_GRACE_MS', 5_000),
+    databaseWaitMs: millis(env, 'DATABASE_WAIT_MS', 60_000),
   };
 }

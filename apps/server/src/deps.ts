@@ -13,6 +13,8 @@ import type { DashboardOrigins } from './http/origins.js';
 import type { OutboxRunner } from './jobs/outbox-runner.js';
 import type { SecretBox } from './secrets/secret-box.js';
 import type { WebhookWorker } from './jobs/webhook-worker.js';
+import type { Metrics } from './ops/metrics.js';
+import type { ServiceState } from './ops/service-state.js';
 
 /** Test-only hooks that inject a failure at a named point; empty in production. */
 export interface Faults {
@@ -53,4 +55,6 @@ export interface AppDeps {
   secrets: SecretBox;
   /** Outbound webhooks' delivery worker: `runDue()` in tests; routes wake it through webhooks/wakeup.ts. */
   webhooks: WebhookWorker;
+  /** Operations: the Prometheus metrics and the process's own health (draining, database, Redis). */
+  ops: { metrics: Metrics; state: ServiceState };
 }

@@ -4,7 +4,9 @@ import { Command, InvalidArgumentError } from 'commander';
 import { AGENT_SCOPES } from '@reftrack/contract';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createDb } from './db/knex.js';
-import { migrateLatest } from './db/migrate.js';
+import { migrateLatest, migrateLatestReport, migrationStatus } from './db/migrate.js';
+import { createLogger } from './logger.js';
+import { BackupError, backupSqlite } from './ops/backup.js';
 import { startServer } from './server.js';
 import { loadFixture, readFixtureFile, FixtureError } from './seed/fixture.js';
 import { DEMO, seedDemo, type DemoResult } from './seed/demo.js';
@@ -69,8 +71,17 @@ async function start(opts: { demo?: boolean; rotateDemoKey?: boolean }): Promise
   const demo = opts.demo ? await withDb((db) => seedDemo(db, config.publicBaseUrl, { keyFile: demoKeyFile(config.database), rotateKey: opts.rotateDemoKey })) : undefined;
   // The shop records leads and sales with the demo key for whoever reaches it: a local server only.
   const shopOn = demo !== undefined && config.exposedBecause.length === 0;
-  const running = await startServer(config, shopOn ? { demo: { programId: demo.programId, apiKey: demo.apiKey } } : {});
-  const { logger } = running.deps;
+  const logger = createLogger(config.logLevel);
+  let running: Awaited<ReturnType<typeof startServer>>;
+  try {
+    running = await startServer(config, { logger, ...(shopOn ? { demo: { programId: demo.programId, apiKey: demo.apiKey } } : {}) });
+  } catch (err) {
+    // A server's output is JSON lines, its last words included (a supervisor's log collector reads them).
+    logger.fatal({ err }, 'reftrack-server could not start');
+    logger.flush();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    process.exit(1);
+  }
   logger.info({ url: running.url, database: config.database.client }, 'reftrack-server listening');
   if (demo) {
     process.stdout.write(
@@ -88,7 +99,8 @@ async function start(opts: { demo?: boolean; rotateDemoKey?: boolean }): Promise
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    running.close().then(
+    // SIGTERM drains (readyz 503 for SHUTDOWN_GRACE_MS, then close); SIGINT (Ctrl-C) stops at once.
+    (signal === 'SIGTERM' ? running.drain(config.shutdownGraceMs) : running.close()).then(
       () => process.exit(0),
       (err) => {
         logger.error({ err }, 'shutdown failed');
@@ -108,16 +120,50 @@ program
   .option('--demo', 'seed the demo program, print its key (the same on every restart) and serve the demo shop')
   .option('--rotate-demo-key', 'with --demo: issue a new demo key instead of reusing the saved one')
   .action(start);
-program
+const migrate = program
   .command('migrate')
   .description('run migrations, encrypt plaintext secrets of earlier releases, and exit')
   .action(() => {
     const box = secretBox();
-    return withDb(async (db) => {
-      const { upgraded } = await prepareStoredSecrets(db, box, Date.now());
-      if (upgraded > 0) console.log(`encrypted the Stripe signing secrets of ${upgraded} program(s) stored by an earlier release`);
-      console.log('migrations are up to date');
-    });
+    const config = loadConfig();
+    const db = createDb(config.database);
+    return (async () => {
+      try {
+        const applied = await migrateLatestReport(db, schemaOf(config));
+        console.log(applied.length === 0 ? 'migrations: up to date, none applied' : `applied ${applied.length} migration${applied.length === 1 ? '' : 's'}: ${applied.join(', ')}`);
+        const { upgraded } = await prepareStoredSecrets(db, box, Date.now());
+        if (upgraded > 0) console.log(`encrypted the Stripe signing secrets of ${upgraded} program(s) stored by an earlier release`);
+      } finally {
+        await db.destroy();
+      }
+    })();
+  });
+migrate
+  .command('status')
+  .description('list applied and pending migrations without running any (exit code 3 while some are pending)')
+  .action(async () => {
+    const config = loadConfig();
+    const db = createDb(config.database);
+    try {
+      const { applied, pending, unknown } = await migrationStatus(db, schemaOf(config));
+      for (const name of applied) console.log(`applied  ${name}`);
+      for (const name of unknown) console.log(`newer    ${name} (applied by a newer release)`);
+      for (const name of pending) console.log(`pending  ${name}`);
+      console.log(`${applied.length} applied, ${pending.length} pending${unknown.length ? `, ${unknown.length} from a newer release` : ''}`);
+      if (pending.length > 0) process.exitCode = 3;
+    } finally {
+      await db.destroy();
+    }
+  });
+program
+  .command('backup')
+  .description('write a consistent copy of the SQLite database to FILE while the server runs (PostgreSQL: pg_dump, see docs/operator.md)')
+  .requiredOption('--out <file>', 'the backup file to write (must not exist)')
+  .action(async (opts: { out: string }) => {
+    const config = loadConfig();
+    if (config.database.client !== 'sqlite') throw new ConfigError('backup copies SQLite databases; for PostgreSQL use pg_dump (docs/operator.md, "Backups")');
+    const report = await backupSqlite(config.database.filename, opts.out);
+    console.log(`backed up ${config.database.filename} to ${opts.out}: ${report.pages} pages, ${report.bytes} bytes, in ${report.ms} ms`);
   });
 program
   .command('secrets')
@@ -285,7 +331,7 @@ program
   );
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof FixtureError || err instanceof KeyOpError || err instanceof AccountOpError || err instanceof AgentKeyError) {
+  if (err instanceof ConfigError || err instanceof FixtureError || err instanceof KeyOpError || err instanceof AccountOpError || err instanceof AgentKeyError || err instanceof BackupError) {
     console.error(`reftrack-server: ${err.message}`);
     process.exit(2);
   }

@@ -27,6 +27,10 @@ import { OUTBOX_CONSUMERS } from './jobs/consumers.js';
 import { WebhookWorker } from './jobs/webhook-worker.js';
 import { openSecretBox } from './secrets/encryption-key.js';
 import { prepareStoredSecrets } from './secrets/stored-secrets.js';
+import { Metrics } from './ops/metrics.js';
+import { ServiceState } from './ops/service-state.js';
+import { waitForDatabase } from './ops/wait-for-database.js';
+import { outboxLag } from './ops/outbox-lag.js';
 
 export interface StartOptions {
   logger?: Logger;
@@ -45,6 +49,12 @@ export interface RunningServer {
   /** The commission approval job (tests run a pass with `approval.runNow()`). */
   approval: ApprovalSchedule;
   close(): Promise<void>;
+  /**
+   * SIGTERM (docs/operator.md, "Drain"): /readyz answers 503 at once and every answer closes its
+   * connection, so a balancer stops sending here while nothing in flight fails; after `graceMs`,
+   * close() stops accepting, finishes what is in flight and flushes the click batch.
+   */
+  drain(graceMs: number): Promise<void>;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -53,8 +63,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // A missing or malformed key stops the start before anything is opened (ConfigError).
   const { box: secrets, devKeyFile } = openSecretBox(config);
   const now = options.now ?? Date.now;
-  const db = options.db ?? createDb(config.database);
+  const db = options.db ?? createDb(config.database, logger);
   try {
+    // A database that is still starting (or restarting) is waited for, with back-off, up to DATABASE_WAIT_MS.
+    await waitForDatabase(db, config.databaseWaitMs, logger);
     await migrateLatest(db, config.database.client === 'postgres' ? config.database.schema : undefined);
     const { upgraded } = await prepareStoredSecrets(db, secrets, now());
     if (upgraded > 0) logger.info({ programs: upgraded }, 'Stripe signing secrets of an earlier release are now encrypted; their plaintext column is cleared');
@@ -63,8 +75,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     throw err;
   }
   if (devKeyFile) logger.warn({ keyFile: devKeyFile }, 'ENCRYPTION_KEY is not set: stored secrets are encrypted with a development key kept in this file; set ENCRYPTION_KEY before exposing this server');
+  const metrics = new Metrics();
+  const service = new ServiceState(logger, metrics, () => db.raw('select 1'));
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : undefined;
-  redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  // One log line per change of Redis's state (service-state.ts), not one per reconnection attempt.
+  redis?.on('ready', () => service.redisChanged(true));
+  redis?.on('error', (err) => service.redisChanged(false, err.message));
+  redis?.on('close', () => service.redisChanged(false, 'connection closed'));
   const outbox = new OutboxRunner({ db, now, logger }, OUTBOX_CONSUMERS);
   const webhooks = new WebhookWorker({ db, secrets, now, logger, allowPrivateTargets: config.webhooks.allowPrivateTargets, timeoutMs: config.webhooks.timeoutMs });
   const oidc = createOidcClient(config);
@@ -74,8 +91,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     atomic: createAtomic(db, () => outbox.poke()),
     logger,
     now,
-    limiters: createRateLimiters(redis),
-    clicks: new ClickBatcher(clickWriterFor(config.database)),
+    limiters: createRateLimiters(redis, () => metrics.rateLimitFallback.inc()),
+    clicks: new ClickBatcher(clickWriterFor(config.database), (size, seconds, ok) => {
+      metrics.clickBatchSize.observe(size);
+      metrics.clickCommitSeconds.observe({ outcome: ok ? 'committed' : 'failed' }, seconds);
+    }),
     links: new LinkCache(db),
     geo: await createGeoLookup({ trustProxy: config.trustProxy !== false, maxmindFile: config.geoipDatabase }),
     faults: options.faults ?? {},
@@ -86,7 +106,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ...(options.demo ? { demo: options.demo } : {}),
     secrets,
     webhooks,
+    ops: { metrics, state: service },
   };
+  metrics.sources.clickQueue = () => deps.clicks.depth();
+  metrics.sources.pool = () => {
+    const pool = (db.client as { pool?: { numUsed(): number; numFree(): number; numPendingAcquires(): number } }).pool;
+    return pool ? { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires() } : undefined;
+  };
+  metrics.sources.outboxLag = () => outboxLag(db, now());
   const app = createApp(deps);
   // The Host allow-list comes first: nothing, not even the click lane, runs for a foreign Host.
   const server = http.createServer(withHostGate(config.allowedHosts, withClickLane(deps, app.callback())));
@@ -113,7 +140,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // While shutting down, every answer closes its connection, and idle keep-alive connections are
   // dropped as soon as their last request is answered, so close() does not wait for their timeout.
   server.on('request', (_req, res) => {
-    if (closing) res.setHeader('Connection', 'close');
+    if (closing || service.draining) res.setHeader('Connection', 'close');
   });
   const close = (): Promise<void> =>
     (closing ??= (async () => {
@@ -131,8 +158,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await outbox.stop();
       await webhooks.stop();
       redis?.disconnect();
+      service.stop();
       if (!options.db) await db.destroy();
       logger.flush();
     })());
-  return { url, deps, server, approval, close };
+  const drain = async (graceMs: number): Promise<void> => {
+    service.startDraining(graceMs);
+    await new Promise((resolve) => setTimeout(resolve, graceMs));
+    logger.info('grace period over: no longer accepting connections; finishing requests in flight');
+    await close();
+  };
+  return { url, deps, server, approval, close, drain };
 }

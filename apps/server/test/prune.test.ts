@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '@reftrack/contract';
 import { bearer, dbKind, startTestServer, type TestServer } from './helpers/index.js';
 import { accountsFixture, cliLoginAs, signInAs } from './helpers/accounts.js';
-import { CLI_LOGIN_SESSION_GRACE_MS, OUTBOX_RETENTION_MS, pruneExpired, schedulePruning } from '../src/jobs/prune-expired.js';
+import { CLI_LOGIN_SESSION_GRACE_MS, OUTBOX_RETENTION_MS, pruneExpired, schedulePruning, WEBHOOK_DELIVERY_RETENTION_MS } from '../src/jobs/prune-expired.js';
 import { appendEvents, type NewEvent } from '../src/db/outbox.js';
 import { startServer } from '../src/server.js';
 import { sha256Hex } from '../src/auth/secret-hash.js';
@@ -135,6 +135,22 @@ describe(`[${dbKind}] outbox events are kept a week after every consumer passed 
     expect(report.outbox_events).toBeGreaterThanOrEqual(1);
     expect(await s.db('outbox_events').where({ event_id: handledOld }).first('id')).toBeUndefined();
     expect(await s.db('outbox_events').where({ event_id: handledNew }).first('id')).toBeDefined();
+  });
+});
+
+describe(`[${dbKind}] webhook deliveries are kept 30 days after they finished`, () => {
+  it('succeeded or failed for good and older than 30 days: deleted with their attempts; pending or newer: kept', async () => {
+    const old = s.clock.now() - WEBHOOK_DELIVERY_RETENTION_MS - MIN;
+    const row = (message: string, status: string, at: number) => ({ endpoint_id: 999, message_id: message, event_type: 'sale.created', payload: '{}', status, attempts: 1, retry_until: at, created_at: at });
+    await s.db('webhook_deliveries').insert([row('msg_old_ok', 'succeeded', old), row('msg_old_failed', 'failed', old), row('msg_old_pending', 'pending', old), row('msg_new_ok', 'succeeded', s.clock.now())]);
+    const ids = Object.fromEntries((await s.db('webhook_deliveries').where({ endpoint_id: 999 }).select('id', 'message_id')).map((r) => [r.message_id, Number(r.id)]));
+    await s.db('webhook_attempts').insert(Object.values(ids).map((delivery_id) => ({ delivery_id, attempt: 1, started_at: old, succeeded: true })));
+    const report = await prune(0);
+    expect(report.webhook_deliveries).toBe(2);
+    const left = (await s.db('webhook_deliveries').where({ endpoint_id: 999 }).pluck('message_id')).sort();
+    expect(left).toEqual(['msg_new_ok', 'msg_old_pending']);
+    expect(Number((await s.db('webhook_attempts').whereIn('delivery_id', [ids.msg_old_ok, ids.msg_old_failed]).count({ n: '*' }).first())!.n)).toBe(0);
+    expect(Number((await s.db('webhook_attempts').whereIn('delivery_id', [ids.msg_old_pending, ids.msg_new_ok]).count({ n: '*' }).first())!.n)).toBe(2);
   });
 });
 

@@ -51,7 +51,16 @@ export class ClickBatcher {
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
 
-  constructor(private readonly writer: BatchWriter) {}
+  /** `observe`: each batch's size, commit time and outcome, for the metrics (ops/metrics.ts). */
+  constructor(
+    private readonly writer: BatchWriter,
+    private readonly observe?: (size: number, seconds: number, ok: boolean) => void,
+  ) {}
+
+  /** Clicks waiting for a batch, and batches being committed. */
+  depth(): { queued: number; inFlight: number } {
+    return { queued: this.queue.length, inFlight: this.inFlight };
+  }
 
   submit(write: ClickWrite): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -91,10 +100,13 @@ export class ClickBatcher {
       return;
     }
     this.inFlight++;
+    const started = performance.now();
     try {
       await this.writer.write(reduce(batch));
+      this.observe?.(batch.length, (performance.now() - started) / 1000, true);
       for (const p of batch) p.resolve();
     } catch (err) {
+      this.observe?.(batch.length, (performance.now() - started) / 1000, false);
       for (const p of batch) p.reject(err);
     } finally {
       this.inFlight--;

@@ -35,10 +35,26 @@ export function exactInteger(value: unknown): number {
  */
 const NO_VALUES_IN_ERRORS = { compileSqlOnError: false } as const;
 
-export function createDb(config: DatabaseConfig): Db {
+/**
+ * Where knex's own warnings go. By default they are plain console lines (a "Connection Error" per
+ * failed connect while the database is down); a server passes its logger so its output stays JSON
+ * lines, at debug level: an outage is logged once per change of state (ops/service-state.ts).
+ */
+export interface DbLog {
+  debug(obj: object, msg: string): void;
+}
+
+const knexLog = (log: DbLog) => {
+  const line = (level: string) => (message: unknown) => log.debug({ knex: level, detail: String(message) }, 'database client message');
+  return { warn: line('warn'), error: line('error'), deprecate: line('deprecate'), debug: line('debug') };
+};
+
+export function createDb(config: DatabaseConfig, log?: DbLog): Db {
+  const logging = log ? { log: knexLog(log) } : {};
   if (config.client === 'sqlite') {
     fs.mkdirSync(path.dirname(config.filename), { recursive: true });
     return knexFactory({
+      ...logging,
       client: CachingBetterSqlite3Client as unknown as typeof knexFactory.Client,
       connection: { filename: config.filename },
       useNullAsDefault: true,
@@ -59,6 +75,7 @@ export function createDb(config: DatabaseConfig): Db {
     });
   }
   return knexFactory({
+    ...logging,
     client: 'pg',
     connection: { connectionString: config.connectionString },
     searchPath: config.schema ? [config.schema] : undefined,

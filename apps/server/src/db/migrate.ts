@@ -47,3 +47,28 @@ export async function migrateLatest(db: Db, schema?: string): Promise<void> {
 export async function migrateDown(db: Db, schema?: string): Promise<void> {
   await db.migrate.rollback(migrationConfig(schema), true);
 }
+
+export interface MigrationStatus {
+  applied: string[];
+  pending: string[];
+  /** Applied by a newer release (files this release does not have): expected during a rolling upgrade. */
+  unknown: string[];
+}
+
+/** Which of this release's migrations are applied and which are pending, without running any. */
+export async function migrationStatus(db: Db, schema?: string): Promise<MigrationStatus> {
+  const files = await new FolderSource(migrationsDir()).getMigrations();
+  const table = schema ? db.schema.withSchema(schema) : db.schema;
+  const done = (await table.hasTable('knex_migrations'))
+    ? ((await (schema ? db.withSchema(schema) : db).select('name').from('knex_migrations').orderBy('id')) as Array<{ name: string }>).map((r) => r.name)
+    : [];
+  const applied = new Set(done);
+  const known = new Set(files);
+  return { applied: files.filter((f) => applied.has(f)), pending: files.filter((f) => !applied.has(f)), unknown: done.filter((n) => !known.has(n)) };
+}
+
+/** Applies the pending migrations; the names of those it applied (empty: the schema was up to date). */
+export async function migrateLatestReport(db: Db, schema?: string): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest(migrationConfig(schema))) as [number, string[]];
+  return applied;
+}

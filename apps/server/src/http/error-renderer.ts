@@ -1,9 +1,10 @@
 /** The one place errors become response bodies: platform or typed envelope (7.1). */
 import type { Context } from 'koa';
-import { ERRORS, SALE_REFUND_CODE_BY_STATUS, STATUS_NAMES, type ErrorSpec } from '@reftrack/contract';
+import { ERRORS, HEADERS, SALE_REFUND_CODE_BY_STATUS, STATUS_NAMES, type ErrorSpec } from '@reftrack/contract';
 import { ApiError } from '../api-error.js';
 import type { RequestState } from './state.js';
 import type { Logger } from '../logger.js';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnreachable, type ServiceState } from '../ops/service-state.js';
 
 /** Koa/http-errors thrown by libraries (e.g. a refused body) carry `status` and `expose`. */
 function fromForeignError(err: unknown): ApiError | undefined {
@@ -53,14 +54,21 @@ export function renderUnanswered(ctx: Context): void {
 }
 
 /** Anything thrown while handling a request: catalogue errors as they are, the rest as the route's failure (logged). */
-export function renderFailure(ctx: Context, err: unknown, logger: Logger): void {
+export function renderFailure(ctx: Context, err: unknown, logger: Logger, service?: ServiceState): void {
   const state = ctx.state as RequestState;
   let apiError = err instanceof ApiError ? err : fromForeignError(err);
-  if (!apiError) {
+  if (!apiError && service && isDatabaseUnreachable(err)) {
+    // The database is down: the route's own failure (status and message as the spec has them),
+    // with Retry-After; one log line when the state changes (service-state.ts), not a stack per request.
+    service.databaseFailed(err);
+    apiError = new ApiError(state.failure ?? ERRORS.internal, { request_id: state.requestId }, {}, state.failureExtra);
+    ctx.set(HEADERS.retryAfter, String(DATABASE_RETRY_AFTER_SECONDS));
+  } else if (!apiError) {
     logger.error({ err, requestId: state.requestId, path: state.logPath ?? ctx.path }, 'request failed');
     const failure = state.failure ?? ERRORS.internal;
     apiError = new ApiError(failure, { request_id: state.requestId }, {}, state.failureExtra);
-  } else if (apiError.status >= 500) {
+  } else if (apiError.status >= 500 && apiError.spec !== ERRORS.serviceUnavailable) {
+    // A 503 is a known state (a dependency down, logged when it changed), not a failure to log per request.
     logger.error({ err, requestId: state.requestId, path: state.logPath ?? ctx.path }, 'request failed');
   }
   renderError(ctx, apiError);

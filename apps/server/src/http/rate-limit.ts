@@ -18,11 +18,25 @@ export type RateLimiters = Record<RateBucket, RateLimiterAbstract>;
 /** What spending a point came to: allowed, refused (over the limit), or the store failed. */
 export type RateOutcome = { allowed: RateLimiterRes } | { refused: RateLimiterRes } | { storeFailed: unknown };
 
-export function createRateLimiters(redis?: Redis): RateLimiters {
+/**
+ * With Redis, each bucket has a per-process memory limiter as its insurance: while Redis cannot be
+ * reached, points are spent there (`onFallback` counts them), so tracking goes on under a weaker
+ * limit (each process counts on its own) instead of answering 503 (docs/operator.md).
+ */
+export function createRateLimiters(redis?: Redis, onFallback?: () => void): RateLimiters {
   const make = (bucket: RateBucket): RateLimiterAbstract => {
     const { points, durationSeconds } = LIMITS.rate[bucket];
     const options = { points, duration: durationSeconds, keyPrefix: `reftrack:rl:${bucket}` };
-    return redis ? new RateLimiterRedis({ ...options, storeClient: redis }) : withSweptStorage(new RateLimiterMemory(options));
+    const memory = withSweptStorage(new RateLimiterMemory(options));
+    if (!redis) return memory;
+    if (onFallback) {
+      const consume = memory.consume.bind(memory);
+      memory.consume = (...args: Parameters<typeof consume>) => {
+        onFallback();
+        return consume(...args);
+      };
+    }
+    return new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: memory });
   };
   const buckets = Object.keys(LIMITS.rate) as RateBucket[];
   return Object.fromEntries(buckets.map((b) => [b, make(b)])) as RateLimiters;

@@ -12,27 +12,33 @@ import { renderFailure, renderUnanswered } from './error-renderer.js';
 import { logRequest } from './access-log.js';
 import { addRotationWarning } from '../auth/program-key.js';
 import { drainUnreadBody } from './json-body.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { ServiceState } from '../ops/service-state.js';
 
 export interface EnvelopeOptions {
   logger: Logger;
   publicBaseUrl: string;
   now: () => number;
+  /** Request metrics (per route pattern) and the database state for unreachable-database failures. */
+  ops?: { metrics: Metrics; state: ServiceState };
 }
 
-export function requestEnvelope({ logger, publicBaseUrl, now }: EnvelopeOptions) {
+export function requestEnvelope({ logger, publicBaseUrl, now, ops }: EnvelopeOptions) {
   return async function handleRequest(ctx: Context, next: Next): Promise<void> {
     const logging = logger.isLevelEnabled('info');
-    const started = logging ? performance.now() : 0;
+    const started = logging || ops ? performance.now() : 0;
     assignRequestId(ctx);
     try {
       await next();
       renderUnanswered(ctx);
     } catch (err) {
-      renderFailure(ctx, err, logger);
+      renderFailure(ctx, err, logger, ops?.state);
     }
     addRotationWarning(ctx, publicBaseUrl, now);
     dropOmittedRequestId(ctx);
     await drainUnreadBody(ctx);
     if (logging) logRequest(logger, ctx, started);
+    // The route pattern (`/api/dashboard/programs/:id`), never the path: ids would make a series each.
+    if (ops) ops.metrics.observeRequest(ctx.method, String((ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute ?? 'unmatched'), ctx.status, (performance.now() - started) / 1000);
   };
 }

@@ -23,6 +23,8 @@ export const PRUNE_INTERVAL_MS = 10 * 60_000;
 /** Outbox events are kept this long (docs/architecture.md): time to look into a consumer's backlog. */
 export const OUTBOX_RETENTION_MS = 7 * 86_400_000;
 const BATCH = 1000;
+/** Finished webhook deliveries (succeeded, or failed for good) and their attempts are kept this long: the delivery log's reach. */
+export const WEBHOOK_DELIVERY_RETENTION_MS = 30 * 86_400_000;
 
 export interface Pruner {
   /** Names the rows in the report and the log. */
@@ -60,6 +62,20 @@ async function pruneOutbox(db: Knex, now: number): Promise<number> {
   }
 }
 
+/** Webhook deliveries past their last retry, older than the retention, with their attempts; pending ones are never touched. */
+async function pruneWebhookDeliveries(db: Knex, now: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const ids = (await db('webhook_deliveries').whereIn('status', ['succeeded', 'failed']).where('created_at', '<=', now - WEBHOOK_DELIVERY_RETENTION_MS).orderBy('id').limit(BATCH).pluck('id')).map(Number);
+    if (ids.length === 0) return total;
+    await db.transaction(async (trx) => {
+      await trx('webhook_attempts').whereIn('delivery_id', ids).delete();
+      total += await trx('webhook_deliveries').whereIn('id', ids).delete();
+    });
+    if (ids.length < BATCH) return total;
+  }
+}
+
 export const PRUNERS: readonly Pruner[] = [
   // Unauthenticated: one per `auth/start`, whatever became of it (pending, complete, consumed).
   { name: 'cli_login_sessions', prune: (db, now) => deleteWhereAtOrBefore(db, 'cli_login_sessions', 'id', 'expires_at', now - CLI_LOGIN_SESSION_GRACE_MS) },
@@ -69,6 +85,7 @@ export const PRUNERS: readonly Pruner[] = [
   // Revoked tokens stay listed (with their revocation time) until they would have expired.
   { name: 'cli_tokens', prune: (db, now) => deleteWhereAtOrBefore(db, 'cli_tokens', 'id', 'expires_at', now) },
   { name: 'outbox_events', prune: pruneOutbox },
+  { name: 'webhook_deliveries', prune: pruneWebhookDeliveries },
 ];
 
 export type PruneReport = Record<string, number>;

@@ -13,9 +13,14 @@ import { ERRORS } from '@reftrack/contract';
 import { ApiError } from '../api-error.js';
 
 /** Paths the server answers itself; the web app never shadows them. */
-export const SERVER_PATHS = /^\/(api(\/|$)|dev-idp(\/|$)|cli(\/|$)|docs(\/|$)|tracker(\/|\.|$)|healthz$)/;
+export const SERVER_PATHS = /^\/(api(\/|$)|dev-idp(\/|$)|cli(\/|$)|docs(\/|$)|tracker(\/|\.|$)|healthz$|readyz$|metrics$)/;
 /** Every other path: the router route of the web app (registered last, GET and HEAD only). */
-export const WEB_APP_PATHS = /^\/(?!(api|dev-idp|cli|docs|auth|signed-out)(\/|$)|tracker(\/|\.|$)|healthz$)/;
+export const WEB_APP_PATHS = /^\/(?!(api|dev-idp|cli|docs|auth|signed-out)(\/|$)|tracker(\/|\.|$)|healthz$|readyz$|metrics$)/;
+/**
+ * The dashboard's own client-side routes (apps/web/src/app.tsx), which get its page; any other path
+ * that is not a file of the build is a 404 in the JSON envelope, not the dashboard's HTML.
+ */
+export const DASHBOARD_PAGES = /^\/(|index\.html|sign-in|programs|access|audit-log|webhooks|programs\/[^/]+(\/[^/]+)?)\/?$/;
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -125,6 +130,7 @@ export function webApp(options: { distDir?: string | null } = {}) {
     }
 
     // `/`, `/index.html` and client-side routes such as `/programs/1/events` get the app's page.
+    if (!DASHBOARD_PAGES.test(decoded)) throw new ApiError(ERRORS.routeNotFound);
     const indexFile = path.join(root, 'index.html');
     const index = await load(indexFile);
     if (!index) throw new ApiError(ERRORS.routeNotFound);

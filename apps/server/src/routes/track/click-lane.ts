@@ -55,6 +55,7 @@ export function withClickLane(deps: AppDeps, koa: RequestListener): RequestListe
     const requestId = requestIdFor(req.headers);
     answerClick(res, requestId, rate, JSON.stringify(answer));
     if (deps.logger.isLevelEnabled('info')) logRequestLine(deps.logger, { requestId, method: 'POST', path: PATH, status: 200 }, started);
+    deps.ops.metrics.observeRequest('POST', PATH, 200, (performance.now() - started) / 1000);
   }
 
   return function handleRequest(req, res) {
