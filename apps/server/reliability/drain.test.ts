@@ -17,7 +17,8 @@ import { freshDatabase, query, type Database } from './helpers/databases.js';
 import { programsFixture } from './helpers/fixture.js';
 
 const SITE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'deploy', 'nginx', 'reftrack.conf');
-const GRACE_MS = 2_000;
+// The default grace: longer than the site file's upstream keepalive_timeout (4 s), as deploy.md requires.
+const GRACE_MS = 5_000;
 
 let db: Database | undefined;
 let nginx: ChildProcess | undefined;

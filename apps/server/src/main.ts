@@ -76,7 +76,9 @@ async function start(opts: { demo?: boolean; rotateDemoKey?: boolean }): Promise
   try {
     running = await startServer(config, { logger, ...(shopOn ? { demo: { programId: demo.programId, apiKey: demo.apiKey } } : {}) });
   } catch (err) {
-    // A server's output is JSON lines, its last words included (a supervisor's log collector reads them).
+    // A configuration the operator must fix is one plain line and exit 2, like every command's (below).
+    if (err instanceof ConfigError) throw err;
+    // Otherwise a server's output is JSON lines, its last words included (a supervisor's log collector reads them).
     logger.fatal({ err }, 'reftrack-server could not start');
     logger.flush();
     await new Promise((resolve) => setTimeout(resolve, 50));

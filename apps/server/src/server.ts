@@ -1,5 +1,6 @@
 /** Builds the dependencies, migrates, listens; and shuts down in order (stop accepting, finish, close pools). */
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
@@ -56,6 +57,9 @@ export interface RunningServer {
    */
   drain(graceMs: number): Promise<void>;
 }
+
+/** After a server stops accepting: how long connections just accepted get to have their request read (see close()). */
+const CLOSE_SETTLE_MS = 250;
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -145,12 +149,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       await new Promise<void>((resolve) => {
-        const sweep = setInterval(() => server.closeIdleConnections(), 25);
-        server.close(() => {
+        let sweep: NodeJS.Timeout | undefined;
+        // Stop accepting, but without http.Server.close()'s immediate closing of idle connections: a
+        // connection accepted a moment ago whose request is not read yet counts as idle, and closing
+        // it resets a request the client (nginx) already sent — a 502 nginx cannot retry for a click.
+        // Such requests are read within a few milliseconds; then idle connections are closed.
+        net.Server.prototype.close.call(server, () => {
+          clearTimeout(settle);
           clearInterval(sweep);
           resolve();
         });
-        server.closeIdleConnections();
+        const settle = setTimeout(() => {
+          server.closeIdleConnections();
+          sweep = setInterval(() => server.closeIdleConnections(), 25);
+        }, CLOSE_SETTLE_MS);
       });
       await deps.clicks.close();
       await pruning.stop();
