@@ -59,6 +59,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** DATABASE_WAIT_MS: how long `start` waits for an unreachable database, with back-off, before giving up. */
   databaseWaitMs: number;
+  /** TRACKING_LOG_RETENTION_DAYS: tracking log entries older than this are pruned (default 90; 0 keeps them). */
+  trackingLogRetentionDays: number;
 }
 
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1', '[::1]'] as const;
@@ -117,6 +119,14 @@ function parseTimeout(value: string | undefined): number {
   const ms = Number(value);
   if (!Number.isInteger(ms) || ms < 100 || ms > 60_000) throw new ConfigError('WEBHOOKS_TIMEOUT_MS must be an integer from 100 to 60000');
   return ms;
+}
+
+function days(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 36_500) throw new ConfigError(`${name} must be a whole number of days from 0 to 36500 (got "${value}")`);
+  return n;
 }
 
 function millis(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -185,5 +195,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.METRICS_TOKEN || undefined,
     shutdownGraceMs: millis(env, 'SHUTDOWN_GRACE_MS', 5_000),
     databaseWaitMs: millis(env, 'DATABASE_WAIT_MS', 60_000),
+    trackingLogRetentionDays: days(env, 'TRACKING_LOG_RETENTION_DAYS', 90),
   };
 }

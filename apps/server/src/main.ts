@@ -324,10 +324,10 @@ cliTokens
   );
 program
   .command('prune')
-  .description('delete expired login sessions, used id_tokens, sessions and tokens once (every server also does this on its own)')
+  .description('delete expired login sessions, used id_tokens, sessions, tokens, old outbox events, webhook deliveries and tracking log entries once (every server also does this on its own)')
   .action(() =>
     withDb(async (db) => {
-      const report = await pruneExpired(db, Date.now());
+      const report = await pruneExpired(db, Date.now(), { trackingLogRetentionDays: loadConfig().trackingLogRetentionDays });
       console.log(Object.entries(report).map(([table, n]) => `${table}: ${n} deleted`).join('\n'));
     }),
   );

@@ -132,7 +132,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     server.listen(config.port, config.host, () => resolve());
   });
   // Expired login sessions, used id_tokens, sessions and tokens: deleted now and every few minutes.
-  const pruning = schedulePruning(deps);
+  const pruning = schedulePruning({ ...deps, options: { trackingLogRetentionDays: config.trackingLogRetentionDays } });
   // Pending commissions whose hold has passed become approved: now and every minute.
   const approval = scheduleCommissionApproval(deps);
   outbox.start();

@@ -154,6 +154,19 @@ describe(`[${dbKind}] webhook deliveries are kept 30 days after they finished`, 
   });
 });
 
+describe(`[${dbKind}] tracking log entries are kept TRACKING_LOG_RETENTION_DAYS (default 90)`, () => {
+  it('older entries are deleted, newer kept; 0 keeps every entry', async () => {
+    const now = s.clock.now();
+    await s.db('tracking_logs').insert([
+      { program_id: 1, kind: 'prune-test', is_test: true, message: 'old', created_at: now - 91 * DAY },
+      { program_id: 1, kind: 'prune-test', is_test: true, message: 'recent', created_at: now - 89 * DAY },
+    ]);
+    expect((await pruneExpired(s.db, now, { trackingLogRetentionDays: 0 })).tracking_logs).toBe(0);
+    expect((await pruneExpired(s.db, now)).tracking_logs).toBeGreaterThanOrEqual(1);
+    expect(await s.db('tracking_logs').where({ kind: 'prune-test' }).pluck('message')).toEqual(['recent']);
+  });
+});
+
 describe(`[${dbKind}] every server process prunes at start and on an interval`, () => {
   it('a process starting on the database deletes what expired', async () => {
     await expiredLoginSessions(3, CLI_LOGIN_SESSION_GRACE_MS + MIN);

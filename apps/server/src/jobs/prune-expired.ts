@@ -26,10 +26,18 @@ const BATCH = 1000;
 /** Finished webhook deliveries (succeeded, or failed for good) and their attempts are kept this long: the delivery log's reach. */
 export const WEBHOOK_DELIVERY_RETENTION_MS = 30 * 86_400_000;
 
+/** Retention an operator sets (config.ts). */
+export interface PruneOptions {
+  /** Tracking log entries older than this are deleted; 0 keeps them. */
+  trackingLogRetentionDays: number;
+}
+
+export const DEFAULT_PRUNE_OPTIONS: PruneOptions = { trackingLogRetentionDays: 90 };
+
 export interface Pruner {
   /** Names the rows in the report and the log. */
   name: string;
-  prune(db: Knex, now: number): Promise<number>;
+  prune(db: Knex, now: number, options: PruneOptions): Promise<number>;
 }
 
 /** Deletes the rows of `table` whose `column` is at or before `cutoff`, `BATCH` at a time. */
@@ -86,14 +94,20 @@ export const PRUNERS: readonly Pruner[] = [
   { name: 'cli_tokens', prune: (db, now) => deleteWhereAtOrBefore(db, 'cli_tokens', 'id', 'expires_at', now) },
   { name: 'outbox_events', prune: pruneOutbox },
   { name: 'webhook_deliveries', prune: pruneWebhookDeliveries },
+  // The tracking log (a line per test event and synthetic chain) is written for people reading it
+  // now; nothing reads old entries back.
+  {
+    name: 'tracking_logs',
+    prune: (db, now, { trackingLogRetentionDays: days }) => (days === 0 ? Promise.resolve(0) : deleteWhereAtOrBefore(db, 'tracking_logs', 'id', 'created_at', now - days * 86_400_000)),
+  },
 ];
 
 export type PruneReport = Record<string, number>;
 
 /** One pass of every pruner at `now`; how many rows each deleted. */
-export async function pruneExpired(db: Knex, now: number): Promise<PruneReport> {
+export async function pruneExpired(db: Knex, now: number, options: PruneOptions = DEFAULT_PRUNE_OPTIONS): Promise<PruneReport> {
   const report: PruneReport = {};
-  for (const pruner of PRUNERS) report[pruner.name] = await pruner.prune(db, now);
+  for (const pruner of PRUNERS) report[pruner.name] = await pruner.prune(db, now, options);
   return report;
 }
 
@@ -106,6 +120,7 @@ export interface PruneDeps {
   db: Knex;
   now: () => number;
   logger: Logger;
+  options?: PruneOptions;
 }
 
 /** Runs a pass now and then every `intervalMs`; the timer never keeps the process alive. */
@@ -115,7 +130,7 @@ export function schedulePruning(deps: PruneDeps, intervalMs = PRUNE_INTERVAL_MS)
   const pass = () => {
     // A pass still running (a huge backlog, a slow database) is not joined by a second one.
     if (running || stopped) return;
-    running = pruneExpired(deps.db, deps.now())
+    running = pruneExpired(deps.db, deps.now(), deps.options)
       .then(
         (report) => {
           if (Object.values(report).some((n) => n > 0)) deps.logger.info({ pruned: report }, 'pruned expired rows');
