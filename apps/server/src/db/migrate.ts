@@ -40,7 +40,25 @@ export function migrationConfig(schema?: string): Knex.MigratorConfig {
   return { migrationSource: new FolderSource(migrationsDir()), schemaName: schema, tableName: 'knex_migrations' };
 }
 
+/** A database holding a newer release's migrations and pending ones of this release: no order of applying them is safe. */
+export class MigrationOrderError extends Error {}
+
+/**
+ * Applies this release's pending migrations. A database already migrated by a newer release
+ * (migrations this release does not have, none of its own pending) is left as it is: during a
+ * rolling upgrade or a rollback, this release starts against the expanded schema (docs/operator.md,
+ * "Upgrades"); knex on its own would refuse it as a "corrupt migration directory".
+ */
 export async function migrateLatest(db: Db, schema?: string): Promise<void> {
+  const status = await migrationStatus(db, schema);
+  if (status.unknown.length > 0) {
+    if (status.pending.length > 0) {
+      throw new MigrationOrderError(
+        `the database has migrations of a newer release (${status.unknown.join(', ')}) and lacks some of this release (${status.pending.join(', ')}): start the newer release instead`,
+      );
+    }
+    return;
+  }
   await db.migrate.latest(migrationConfig(schema));
 }
 
@@ -69,6 +87,11 @@ export async function migrationStatus(db: Db, schema?: string): Promise<Migratio
 
 /** Applies the pending migrations; the names of those it applied (empty: the schema was up to date). */
 export async function migrateLatestReport(db: Db, schema?: string): Promise<string[]> {
+  const status = await migrationStatus(db, schema);
+  if (status.unknown.length > 0) {
+    if (status.pending.length > 0) throw new MigrationOrderError(`the database has migrations of a newer release (${status.unknown.join(', ')}) and lacks some of this release (${status.pending.join(', ')}): run the newer release's migrate instead`);
+    return [];
+  }
   const [, applied] = (await db.migrate.latest(migrationConfig(schema))) as [number, string[]];
   return applied;
 }
