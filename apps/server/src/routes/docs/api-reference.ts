@@ -17,6 +17,7 @@ export const API_REFERENCE_PATH = '/docs/api';
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
 };
 
 /** Starts Swagger UI on the served document; `validatorUrl: null` keeps it from calling swagger.io. */
@@ -27,6 +28,7 @@ const INIT_SCRIPT = `window.addEventListener('load', function () {
 
 const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Reftrack API reference</title>
+<link rel="icon" type="image/png" href="${API_REFERENCE_PATH}/favicon-32x32.png">
 <link rel="stylesheet" href="${API_REFERENCE_PATH}/swagger-ui.css">
 </head><body><main id="reference"></main>
 <script src="${API_REFERENCE_PATH}/swagger-ui-bundle.js"></script>
