@@ -157,6 +157,31 @@ describe(`[${dbKind}] OpenAPI document`, () => {
     expect(calls.flatMap(checkAnswer)).toEqual([]);
   });
 
+  it('answers writes with valid bodies with a success body that validates (dashboard, CLI, agent)', async () => {
+    const calls: Call[] = [];
+    const write = async (method: string, path: string, concrete: string, body: unknown, headers: Record<string, string>) => {
+      const res = await s.raw(concrete, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      calls.push({ method, path, status: res.status, body: res.body, contentType: res.headers.get('content-type') ?? '' });
+      return res.body;
+    };
+    const program = await write('POST', '/api/dashboard/programs', '/api/dashboard/programs', { name: 'Docs', domain: 'docs.test', commission_type: 'percent', commission_rate: 10 }, cookie);
+    const pid = program?.data?.id;
+    await write('PATCH', '/api/dashboard/programs/{id}', `/api/dashboard/programs/${pid}`, { name: 'Docs 2' }, cookie);
+    const partner = await write('POST', '/api/dashboard/programs/{id}/partners', `/api/dashboard/programs/${pid}/partners`, { name: 'Quinn', code: 'quinn', email: 'quinn@p.test' }, cookie);
+    const link = await write('POST', '/api/dashboard/programs/{id}/links', `/api/dashboard/programs/${pid}/links`, { short_link: 'quinn1', partner_id: partner?.data?.id }, cookie);
+    await write('PATCH', '/api/dashboard/links/{id}', `/api/dashboard/links/${link?.data?.id}`, { active: false }, cookie);
+    await write('PUT', '/api/dashboard/programs/{id}/payments', `/api/dashboard/programs/${pid}/payments`, { stripe_account_id: 'acct_docs', webhook_secret: 'whsec_docs' }, cookie);
+    await write('PUT', '/api/dashboard/partners/{id}/payout-details', `/api/dashboard/partners/${partner?.data?.id}/payout-details`, { method: 'paypal', paypal_email: 'quinn@p.test' }, cookie);
+    await write('PATCH', '/api/dashboard/webhooks/{id}', `/api/dashboard/webhooks/${ids.webhook}`, { description: 'docs' }, cookie);
+    await write('POST', '/api/v1/cli/init', '/api/v1/cli/init', { name: 'Cli', domain: 'cli.test', commission_type: 'fixed', commission_rate: 5 }, bearer(loginToken));
+    await write('POST', '/api/v1/cli/test-event', '/api/v1/cli/test-event', { event_type: 'click' }, bearer(KEY1));
+    await write('POST', '/api/v1/cli/workspaces/{id}/webhooks', '/api/v1/cli/workspaces/1/webhooks', { url: 'https://hooks.acme.test/cli', event_types: ['lead.created'] }, bearer(loginToken));
+    await write('PATCH', '/api/agent/v1/programs/{id}', '/api/agent/v1/programs/1', { attribution_window_days: 45 }, bearer(agentKey));
+    await write('POST', '/api/agent/v1/webhooks', '/api/agent/v1/webhooks', { url: 'https://hooks.acme.test/agent', event_types: ['sale.created'] }, bearer(agentKey));
+    expect(calls.filter((c) => c.status >= 300).map((c) => `${c.method} ${c.path} ${c.status} ${JSON.stringify(c.body)}`)).toEqual([]);
+    expect(calls.flatMap(checkAnswer)).toEqual([]);
+  });
+
   it('answers every documented operation, without its credential, with a documented status and body', async () => {
     const problems: string[] = [];
     for (const { method, path } of operations()) problems.push(...checkAnswer(await send(method, path, {})));
