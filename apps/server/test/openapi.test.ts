@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { AGENT_SCOPES, API_OPERATIONS, openApiPath, UNDOCUMENTED_ROUTES } from '@reftrack/contract';
 import { createApp, registeredRoutes } from '../src/app.js';
 import { createAgentKey } from '../src/auth/agent-key.js';
@@ -134,6 +135,14 @@ describe(`[${dbKind}] OpenAPI document`, () => {
     }
   });
 
+  it('is valid against the OpenAPI 3.1 schema (the OpenAPI Initiative\'s own, via @seriousme/openapi-schema-validator)', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
   it('documents each operation of the contract once, with the spec error envelopes', () => {
     expect(operations().length).toBe(API_OPERATIONS.length);
     expect(doc.components.schemas.PlatformError.required).toEqual(['data', 'error']);
@@ -206,9 +215,12 @@ describe(`[${dbKind}] OpenAPI document`, () => {
   });
 });
 
+/** The app as `start --demo` builds it: every route the server can register, the demo shop's too. */
+const fullApp = () => createApp({ ...s.running.deps, demo: { programId: 1, apiKey: KEY1 } });
+
 describe(`[${dbKind}] OpenAPI coverage`, () => {
   it('every route the server registers is in the document or listed, with a reason, as a page', async () => {
-    const app = createApp(s.running.deps);
+    const app = fullApp();
     const documented = new Set(API_OPERATIONS.map((o) => `${o.method} ${o.path}`));
     const listed = new Set(UNDOCUMENTED_ROUTES.map((r) => `${r.method} ${r.path}`));
     const routes = registeredRoutes(app);
@@ -220,7 +232,7 @@ describe(`[${dbKind}] OpenAPI coverage`, () => {
   });
 
   it('lists no page that the server does not register (the allow-list cannot go stale)', () => {
-    const routes = new Set(registeredRoutes(createApp(s.running.deps)).map((r) => `${r.method} ${typeof r.path === 'string' ? r.path : '(web app)'}`));
+    const routes = new Set(registeredRoutes(fullApp()).map((r) => `${r.method} ${typeof r.path === 'string' ? r.path : '(web app)'}`));
     expect(UNDOCUMENTED_ROUTES.filter((r) => !routes.has(`${r.method} ${r.path}`))).toEqual([]);
     for (const o of API_OPERATIONS) expect(routes.has(`${o.method} ${o.path}`), `${o.method} ${o.path}`).toBe(true);
     expect(openApiPath('/a/:id/b/:endpointId')).toBe('/a/{id}/b/{endpointId}');

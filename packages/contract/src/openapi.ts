@@ -377,6 +377,9 @@ export const UNDOCUMENTED_ROUTES: ReadonlyArray<{ method: string; path: string; 
   { method: 'POST', path: '/dev-idp/token', reason: 'development identity provider: not for integrators' },
   { method: 'GET', path: '/docs/api', reason: 'HTML page: the reference rendering this document' },
   { method: 'GET', path: '/docs/api/:file', reason: 'static files of the reference page' },
+  { method: 'GET', path: '/demo/shop', reason: 'demo shop page (HTML): only under `start --demo` on an unexposed server' },
+  { method: 'POST', path: '/demo/shop/signup', reason: 'demo shop button: only under `start --demo` on an unexposed server' },
+  { method: 'POST', path: '/demo/shop/buy', reason: 'demo shop button: only under `start --demo` on an unexposed server' },
   { method: 'GET', path: '(web app)', reason: 'the dashboard web app: every remaining GET (HTML and its assets)' },
 ];
 
