@@ -196,8 +196,8 @@ export interface ApiOperation {
 }
 
 const ANY_OBJECT: Schema = { type: 'object' };
-/** Statuses every JSON route can answer whatever it does: bad JSON, body too large, rate limit, failure. */
-const COMMON = [400, 413, 429, 500];
+/** Statuses every JSON route can answer whatever it does: bad JSON, body too large, a Host not served, rate limit, failure, degraded. */
+const COMMON = [400, 413, 421, 429, 500, 503];
 /** Extra statuses by credential: who is refused how. */
 const BY_CREDENTIAL: Record<Credential, number[]> = {
   none: [],
@@ -229,7 +229,7 @@ const op = (
 });
 
 const programKeyTyped = { eitherStatuses: [401] };
-const pagesOf = (n: number): Schema => obj({ data: arr(ref('NormalizedEvent')), meta: obj({ pagination: obj({ page: { const: n }, pageSize: int, pageCount: int, total: int }) }) });
+const eventPage: Schema = obj({ data: arr(ref('NormalizedEvent')), meta: obj({ pagination: ref('Pagination') }) });
 
 /** The spec's routes (ROUTES), with the design's answers. */
 const SPEC_OPERATIONS: ApiOperation[] = [
@@ -248,7 +248,7 @@ const SPEC_OPERATIONS: ApiOperation[] = [
     200: ok(obj({ refund_id: int, sale_id: int, transaction_id: str, reason: str, commission_id: nullable(int), commission_status: nullable(str), adjustment_amount_cents: int })),
   }, { ...programKeyTyped, errors: [404, 409], requestBody: obj({ transaction_id: str, reason: str }, ['reason']) }),
   op('GET', ROUTES.readiness.path, 'program_key', 'Tracking', 'Integration readiness checklist (spec 4.5)', { 200: ok(ref('ReadinessData')) }, { typedStatuses: [401, 429, 500] }),
-  op('GET', ROUTES.trackingEvents.path, 'dashboard_session', 'Dashboard', 'List tracking events of a program (spec 4.6)', { 200: pagesOf(1) }, {
+  op('GET', ROUTES.trackingEvents.path, 'dashboard_session', 'Dashboard', 'List tracking events of a program (spec 4.6)', { 200: eventPage }, {
     query: { page: int, pageSize: int, eventType: enumOf('click', 'lead', 'conversion'), dateFrom: str, dateTo: str },
   }),
   op('POST', ROUTES.cliAuthStart.path, 'none', 'CLI', 'Start a CLI sign-in (spec 4.7)', { 200: ok(obj({ state: str, login_url: str, expires_at: str, poll_interval_seconds: int, pairing_code: str }, ['pairing_code'])) }),
@@ -257,7 +257,7 @@ const SPEC_OPERATIONS: ApiOperation[] = [
     200: ok({ oneOf: [obj({ status: { const: 'pending' }, expires_at: str }), obj({ status: { const: 'complete' }, token: str, account: obj({ email: str, name: nullable(str) }) }), obj({ status: { const: 'expired' } })] }),
   }, { errors: [404], query: { state: str } }),
   op('POST', ROUTES.cliAuthLogout.path, 'login_token', 'CLI', 'Revoke the login token sent', { 200: ok(obj({ revoked: { const: true }, revoked_at: str })) }),
-  op('POST', ROUTES.cliInit.path, 'login_token', 'CLI', 'Create a program (spec 4.7)', { 200: ok(obj({ program: ref('Program'), api_key_instructions: str, next_steps: arr(str) })), 201: ok(obj({ program: ref('Program'), api_key_instructions: str, next_steps: arr(str) })) }),
+  op('POST', ROUTES.cliInit.path, 'login_token', 'CLI', 'Create a program (spec 4.7)', { 201: ok(obj({ program: ref('Program'), api_key_instructions: str, next_steps: arr(str) })) }),
   op('GET', ROUTES.cliPrograms.path, 'login_token', 'CLI', 'List the account\'s programs (spec 4.7)', { 200: ok(arr(ref('Program'))) }),
   op('GET', ROUTES.cliStatus.path, 'program_key', 'CLI', 'Program, key state and readiness (spec 4.7)', { 200: ok(obj({ program: ref('Program'), key: obj({ state: enumOf('active', 'marked'), rotate_by: nullable(str) }), readiness: ref('ReadinessData') })) }, programKeyTyped),
   op('POST', ROUTES.cliTestEvent.path, 'program_key', 'CLI', 'Send a test event or a synthetic chain (spec 4.7)', {
