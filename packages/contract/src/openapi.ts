@@ -193,6 +193,8 @@ export interface ApiOperation {
   eitherStatuses?: number[];
   requestBody?: Schema;
   query?: Record<string, Schema>;
+  /** Retired: answers 410 only. */
+  deprecated?: boolean;
 }
 
 const ANY_OBJECT: Schema = { type: 'object' };
@@ -268,7 +270,7 @@ const SPEC_OPERATIONS: ApiOperation[] = [
       ],
     }),
   }, programKeyTyped),
-  op('POST', ROUTES.cliStripeConnect.path, 'none', 'CLI', 'Retired: connect Stripe in the dashboard instead', {}, { errors: [410] }),
+  op('POST', ROUTES.cliStripeConnect.path, 'none', 'CLI', 'Retired: connect Stripe in the dashboard instead', {}, { errors: [410], deprecated: true }),
   op('POST', ROUTES.cliProgramKey.path, 'login_token', 'CLI', 'Generate or replace a program key (owner only)', {
     200: ok(obj({ program_id: int, api_key: str, api_token_masked: nullable(str), replaced: bool, note: str })),
   }, { errors: [404, 409], requestBody: obj({ replace: bool }, ['replace']) }),
@@ -418,6 +420,7 @@ function operationObject(o: ApiOperation): Schema {
     operationId: `${o.method.toLowerCase()}${o.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     tags: [o.tag],
     summary: o.summary,
+    ...(o.deprecated ? { deprecated: true } : {}),
     security: SECURITY[o.credential],
     ...(params.length + query.length > 0 ? { parameters: [...params, ...query] } : {}),
     ...(o.requestBody ? { requestBody: { required: true, content: { 'application/json': { schema: o.requestBody } } } } : {}),
