@@ -52,6 +52,17 @@ import { cliLoginAccount } from './routes/cli/webhooks-auth.js';
 import { demoShopPage, DEMO_SHOP_POLICY } from './routes/demo/shop-page.js';
 import { demoShopBuy, demoShopSignup } from './routes/demo/shop-actions.js';
 import { DEMO_SHOP_PATH } from './seed/demo.js';
+import { API_REFERENCE_PATH, API_REFERENCE_POLICY, apiReferenceAsset, apiReferencePage, openApiDocument } from './routes/docs/api-reference.js';
+
+/** The routers each app was built with, for registeredRoutes (the OpenAPI coverage test). */
+const ROUTERS = new WeakMap<Koa, Router[]>();
+
+/** Every method and path the app's routers register (HEAD, added by Koa's router for each GET, left out). */
+export function registeredRoutes(app: Koa): Array<{ method: string; path: string | RegExp }> {
+  return (ROUTERS.get(app) ?? []).flatMap((r) =>
+    r.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: layer.path as string | RegExp }))),
+  );
+}
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa();
@@ -81,6 +92,10 @@ export function createApp(deps: AppDeps): Koa {
   const page = (policy: { scripts?: string[]; styles?: string[] } = {}) => pageHeaders({ ...policy, https });
   router.get(ROUTES.errorDocs.path, page(ERRORS_PAGE_POLICY), errorsPage);
   router.get('/tracker.js', trackerScript(false));
+  // The OpenAPI document and its reference page (docs/api.md, "OpenAPI").
+  router.get('/openapi.json', openApiDocument(deps.config.publicBaseUrl));
+  router.get(API_REFERENCE_PATH, page(API_REFERENCE_POLICY), apiReferencePage);
+  router.get(`${API_REFERENCE_PATH}/:file`, apiReferenceAsset());
   router.get('/tracker/v1.js', trackerScript(true));
 
   tracking.options(ROUTES.trackClick.path, openCorsPreflight);
@@ -220,5 +235,6 @@ export function createApp(deps: AppDeps): Koa {
   app.use(tracking.allowedMethods());
   app.use(router.routes());
   app.use(router.allowedMethods());
+  ROUTERS.set(app, [tracking, router]);
   return app;
 }
