@@ -11,3 +11,4 @@ export * from './stripe.js';
 export * from './commissions.js';
 export * from './webhooks.js';
 export * from './sign-in.js';
+export * from './portal.js';
