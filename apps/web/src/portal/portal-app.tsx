@@ -68,7 +68,7 @@ export function PortalApp() {
           <span aria-hidden="true" class="logo">
             ◆
           </span>{' '}
-          {BRAND.name} <span class="sub">Partner portal</span>
+          {BRAND.name} · Partner portal
         </a>
         {me ? (
           <>
