@@ -313,3 +313,30 @@ describe('Isolation', () => {
     expect(text).not.toMatch(/click_id|customer_key|api_key|"email":"(?!pat@p\.test)/);
   });
 });
+
+describe('Development mailbox', () => {
+  it('without SMTP_URL on a development server, mail goes to the log and to /dev/mailbox', async () => {
+    const dev = await startTestServer({ fixture: fixture() });
+    try {
+      const by = await signInAs(dev, 'owner@acme.test');
+      expect((await dev.post('/api/dashboard/partners/1/invitations', {}, by)).status).toBe(201);
+      await dev.running.deps.outbox.drain();
+      for (let i = 0; i < 100; i++) {
+        await dev.running.deps.mail.runDue();
+        if ((await dev.db('mail_messages').where({ status: 'sent' }).count({ n: '*' }).first())?.n == 1) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const page = await dev.get('/dev/mailbox');
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/text\/html/);
+      expect(page.text).toContain('pat@p.test');
+      expect(page.text).toMatch(/\/portal\/invitation\?token=[A-Za-z0-9_-]+/);
+    } finally {
+      await dev.close();
+    }
+  });
+
+  it('a server with SMTP_URL has no mailbox page', async () => {
+    expect((await s.get('/dev/mailbox')).status).toBe(404);
+  });
+});
