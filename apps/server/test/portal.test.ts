@@ -340,3 +340,15 @@ describe('Development mailbox', () => {
     expect((await s.get('/dev/mailbox')).status).toBe(404);
   });
 });
+
+describe('Pruning', () => {
+  it('expired portal sessions and sign-in links are deleted by the pruner', async () => {
+    const { pruneExpired } = await import('../src/jobs/prune-expired.js');
+    const far = s.clock.now() + 31 * 86_400_000;
+    const report = await pruneExpired(s.db, far);
+    expect(report.portal_sessions).toBeGreaterThan(0);
+    expect(report.portal_sign_in_tokens).toBeGreaterThan(0);
+    expect(report.mail_messages).toBeGreaterThan(0);
+    expect(Number((await s.db('portal_sessions').count({ n: '*' }).first())!.n)).toBe(0);
+  });
+});
