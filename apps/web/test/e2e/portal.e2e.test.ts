@@ -4,7 +4,9 @@
  * partner accepts it, sees the portal, signs out, and signs in again with a one-time link read from
  * the mail. The pages pass axe-core, work at phone width and from the keyboard.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
 import { startReftrackServer, type ReftrackServer } from '../../../../scripts/e2e/reftrack-server.js';
-import { call, launchChromium } from './harness.js';
+import { call, launchChromium, repoRoot } from './harness.js';
+
+// Screenshots go to a temporary directory, or to docs/screenshots with UPDATE_SCREENSHOTS=1 (as the dashboard's).
+const shotsDir = process.env.UPDATE_SCREENSHOTS ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'reftrack-portal-shots-'));
 
 const fixture = fileURLToPath(new URL('./fixture.json', import.meta.url));
 const KEY = 'aff_0123456789abcdefghijABCDEFGHIJ01';
@@ -125,6 +130,7 @@ describe('partner portal', () => {
     await links.getByText('https://acme.test/?aff=pat20').waitFor();
     await partner.getByRole('button', { name: 'Copy link pat20' }).waitFor();
     await partner.getByRole('region', { name: 'Commissions by status and currency' }).getByText('Pending (in hold)').waitFor();
+    await partner.screenshot({ path: join(shotsDir, 'portal.png'), fullPage: true });
     const text = (await partner.locator('main').textContent()) ?? '';
     expect(text).not.toContain('portal-customer');
   });
@@ -166,10 +172,12 @@ describe('partner portal', () => {
     expect(await checkAxe(partner)).toEqual([]);
     await partner.setViewportSize({ width: 390, height: 844 });
     expect(await partner.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await partner.screenshot({ path: join(shotsDir, 'portal-phone.png'), fullPage: true });
     await partner.goto(`${server.origin}/portal/sign-in`);
     await owner.goto(`${server.origin}/portal/sign-in`);
     await owner.getByRole('heading', { level: 1, name: 'Sign in to your partner portal' }).waitFor();
     expect(await checkAxe(owner)).toEqual([]);
+    await owner.screenshot({ path: join(shotsDir, 'portal-sign-in.png') });
     expect(problems).toEqual([]);
   });
 });
