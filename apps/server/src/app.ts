@@ -63,6 +63,11 @@ export function registeredRoutes(app: Koa): Array<{ method: string; path: string
     r.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: layer.path as string | RegExp }))),
   );
 }
+import { invitePartnerRoute } from './routes/dashboard/invitations.js';
+import { portalAcceptInvitation, portalMe, portalRequestSignIn, portalSignOut, portalVerifySignIn } from './routes/portal/session.js';
+import { portalGetPayoutDetails, portalOverview, portalPutPayoutDetails } from './routes/portal/partner.js';
+import { devMailbox, DEV_MAILBOX_POLICY } from './routes/dev/mailbox.js';
+import { requirePortalSession } from './auth/portal-session.js';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa();
@@ -163,6 +168,19 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/api/dashboard/webhooks/:id/deliveries', ...dash, session, hooks.deliveries);
   router.get('/api/dashboard/webhook-deliveries/:id', ...dash, session, hooks.delivery);
   router.post('/api/dashboard/webhook-deliveries/:id/resend', ...dash, session, hooks.resend);
+  // The partner portal (docs/partners.md): invitations from the dashboard; partners' own sign-in and session.
+  router.post('/api/dashboard/partners/:id/invitations', ...dash, session, invitePartnerRoute(deps));
+  const portalSession = requirePortalSession(deps.db, deps.origins, deps.now);
+  const portalSignIn = [entry({ failure: ERRORS.internal, bucket: 'portalSignIn' }), sessionWrite] as const;
+  router.post('/api/portal/sign-in', ...portalSignIn, portalRequestSignIn(deps));
+  router.post('/api/portal/sign-in/verify', ...portalSignIn, portalVerifySignIn(deps));
+  router.post('/api/portal/invitations/accept', ...portalSignIn, portalAcceptInvitation(deps));
+  router.get('/api/portal/session', ...dash, portalSession, portalMe(deps));
+  router.delete('/api/portal/session', ...dash, portalSession, portalSignOut(deps));
+  router.get('/api/portal/partners/:id', ...dash, portalSession, portalOverview(deps));
+  router.get('/api/portal/partners/:id/payout-details', ...dash, portalSession, portalGetPayoutDetails(deps));
+  router.put('/api/portal/partners/:id/payout-details', ...dash, portalSession, portalPutPayoutDetails(deps));
+  router.get('/dev/mailbox', page(DEV_MAILBOX_POLICY), devMailbox(deps));
   router.get(ROUTES.trackingEvents.path, entry({ failure: ERRORS.eventsFailed, bucket: 'dashboard' }), session, trackingEvents(deps));
   router.get('/dev-idp/sign-in', page(DEV_SIGN_IN_PAGE_POLICY), devSignInPage(deps));
   router.post('/dev-idp/token', ...dash, sessionWrite, devToken(deps));

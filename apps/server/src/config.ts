@@ -53,6 +53,8 @@ export interface Config {
     /** WEBHOOKS_TIMEOUT_MS: the time limit of one attempt (default 10 s). */
     timeoutMs: number;
   };
+  /** Outgoing e-mail (docs/partners.md, "E-mail"): SMTP_URL (smtp:// or smtps://) and MAIL_FROM; without SMTP_URL, mail goes to the log and the development mailbox. */
+  mail: { smtpUrl?: string; from: string };
   /** METRICS_TOKEN: the bearer token of GET /metrics; without it /metrics answers 404. */
   metricsToken?: string;
   /** SHUTDOWN_GRACE_MS: how long a draining process keeps serving after SIGTERM (/readyz already 503). */
@@ -192,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     encryptionKey: env.ENCRYPTION_KEY || undefined,
     encryptionKeyPrevious: list(env.ENCRYPTION_KEY_PREVIOUS),
     webhooks: { allowPrivateTargets: truthy(env.WEBHOOKS_ALLOW_PRIVATE_TARGETS), timeoutMs: parseTimeout(env.WEBHOOKS_TIMEOUT_MS) },
+    mail: { ...(env.SMTP_URL ? { smtpUrl: env.SMTP_URL } : {}), from: env.MAIL_FROM || `Reftrack <no-reply@${publicUrl.hostname}>` },
     metricsToken: env.METRICS_TOKEN || undefined,
     shutdownGraceMs: millis(env, 'SHUTDOWN_GRACE_MS', 5_000),
     databaseWaitMs: millis(env, 'DATABASE_WAIT_MS', 60_000),

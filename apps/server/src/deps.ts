@@ -13,6 +13,7 @@ import type { DashboardOrigins } from './http/origins.js';
 import type { OutboxRunner } from './jobs/outbox-runner.js';
 import type { SecretBox } from './secrets/secret-box.js';
 import type { WebhookWorker } from './jobs/webhook-worker.js';
+import type { MailWorker } from './mail/worker.js';
 import type { Metrics } from './ops/metrics.js';
 import type { ServiceState } from './ops/service-state.js';
 
@@ -55,6 +56,8 @@ export interface AppDeps {
   secrets: SecretBox;
   /** Outbound webhooks' delivery worker: `runDue()` in tests; routes wake it through webhooks/wakeup.ts. */
   webhooks: WebhookWorker;
+  /** Outgoing mail (mail/worker.ts): `runDue()` in tests; woken by the outbox's mail consumer. */
+  mail: MailWorker;
   /** Operations: the Prometheus metrics and the process's own health (draining, database, Redis). */
   ops: { metrics: Metrics; state: ServiceState };
 }

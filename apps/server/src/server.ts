@@ -24,6 +24,8 @@ import { withHostGate } from './http/host-gate.js';
 import { schedulePruning } from './jobs/prune-expired.js';
 import { scheduleCommissionApproval, type ApprovalSchedule } from './jobs/commission-approval.js';
 import { OutboxRunner } from './jobs/outbox-runner.js';
+import { MailWorker } from './mail/worker.js';
+import { createMailTransport } from './mail/transport.js';
 import { OUTBOX_CONSUMERS } from './jobs/consumers.js';
 import { WebhookWorker } from './jobs/webhook-worker.js';
 import { openSecretBox } from './secrets/encryption-key.js';
@@ -88,6 +90,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   redis?.on('close', () => service.redisChanged(false, 'connection closed'));
   const outbox = new OutboxRunner({ db, now, logger }, OUTBOX_CONSUMERS);
   const webhooks = new WebhookWorker({ db, secrets, now, logger, allowPrivateTargets: config.webhooks.allowPrivateTargets, timeoutMs: config.webhooks.timeoutMs });
+  const mail = new MailWorker({ db, secrets, now, logger, transport: createMailTransport(config, logger), from: config.mail.from });
   const oidc = createOidcClient(config);
   const deps: AppDeps = {
     config,
@@ -110,6 +113,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ...(options.demo ? { demo: options.demo } : {}),
     secrets,
     webhooks,
+    mail,
     ops: { metrics, state: service },
   };
   metrics.sources.clickQueue = () => deps.clicks.depth();
@@ -137,6 +141,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const approval = scheduleCommissionApproval(deps);
   outbox.start();
   webhooks.start();
+  mail.start();
   const { port } = server.address() as AddressInfo;
   deps.origins.listeningOn(port);
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -169,6 +174,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await approval.stop();
       await outbox.stop();
       await webhooks.stop();
+      await mail.stop();
       redis?.disconnect();
       service.stop();
       if (!options.db) await db.destroy();

@@ -8,9 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { AGENT_SCOPES, API_OPERATIONS, openApiPath, UNDOCUMENTED_ROUTES } from '@reftrack/contract';
+import { AGENT_SCOPES, API_OPERATIONS, openApiPath, PORTAL_SESSION_COOKIE, UNDOCUMENTED_ROUTES } from '@reftrack/contract';
 import { createApp, registeredRoutes } from '../src/app.js';
 import { createAgentKey } from '../src/auth/agent-key.js';
+import { createPortalSession } from '../src/auth/portal-session.js';
+import { insertId } from '../src/db/insert-id.js';
 import { accountsFixture, cliLoginAs, signInAs } from './helpers/accounts.js';
 import { click } from './helpers/flows.js';
 import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
@@ -23,6 +25,7 @@ let doc: Doc;
 let cookie: Record<string, string>;
 let loginToken: string;
 let agentKey: string;
+let portalCookie: Record<string, string>;
 const ids: Record<string, string> = {};
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -65,6 +68,7 @@ function credentialHeaders(security: Array<Record<string, string[]>>): Record<st
   if (scheme === 'loginToken') return bearer(loginToken);
   if (scheme === 'agentKey') return bearer(agentKey);
   if (scheme === 'session') return cookie;
+  if (scheme === 'portalSession') return portalCookie;
   return {};
 }
 
@@ -113,6 +117,10 @@ beforeAll(async () => {
   cookie = await signInAs(s, 'owner@acme.test');
   loginToken = await cliLoginAs(s, 'owner@acme.test');
   agentKey = await createAgentKey(s.db, 1, [...AGENT_SCOPES], 'openapi');
+  // A partner person with access to partner 1, signed in to the portal (docs/partners.md).
+  const person = await insertId(s.db, 'portal_people', { email: 'pat.portal@p.test', created_at: Date.now() });
+  await s.db('partner_portal_access').insert({ partner_id: 1, person_id: person, created_at: Date.now() });
+  portalCookie = { cookie: `${PORTAL_SESSION_COOKIE}=${(await createPortalSession(s.db, person, Date.now())).token}` };
   const hook = await s.post('/api/dashboard/workspaces/1/webhooks', { url: 'https://hooks.acme.test/reftrack', event_types: ['sale.created'] }, cookie);
   expect(hook.status, hook.text).toBe(201);
   ids.webhook = String(hook.body.data.id);

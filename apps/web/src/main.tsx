@@ -1,5 +1,5 @@
 import { render } from 'preact';
-import { App } from './app.js';
+import { Root } from './root.js';
 import './styles.css';
 
-render(<App />, document.getElementById('app')!);
+render(<Root />, document.getElementById('app')!);

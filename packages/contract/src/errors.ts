@@ -252,6 +252,16 @@ export const ERRORS = {
   webhookPartnerFixed: p(400, 'partner_id cannot be changed; create another endpoint'),
   webhookEndpointLimit: p(409, 'This workspace has the most webhook endpoints allowed ({max}); delete one first'),
 
+  // The partner portal (docs/partners.md)
+  invitationEmailMissing: p(400, 'This partner has no e-mail address; give email to invite them'),
+  invitationInvalid: p(400, 'This invitation link is not valid: it was already used, it expired, or it was replaced by a newer one. Ask the program owner to invite you again.'),
+  portalEmailInvalid: p(400, 'email must be an e-mail address'),
+  portalSignInLinkInvalid: p(400, 'This sign-in link is not valid: it was already used or it expired. Ask for a new one.'),
+  portalSessionRequired: p(401, 'Sign in to the partner portal'),
+  portalPartnerNotFound: p(404, 'Partner not found'),
+  portalTooManyRequests: p(429, 'Too many sign-in requests; wait a few minutes and try again'),
+  mailboxNotFound: p(404, 'Message not found'),
+
   // 4.6 event listing
   eventsPageInvalid: p(400, 'page must be a positive integer'),
   eventsPageSizeInvalid: p(400, `pageSize must be an integer from 1 to ${LIMITS.eventListingMaxPageSize}`),

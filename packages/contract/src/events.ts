@@ -113,6 +113,9 @@ export interface EventPayloads {
   'webhook_endpoint.deleted': { endpoint_id: number; url: string };
   'webhook_endpoint.secret_rotated': { endpoint_id: number; url: string; previous_secret_expires_at: string };
   'webhook_endpoint.disabled': { endpoint_id: number; url: string; failing_since: string };
+  // The partner portal (docs/partners.md): an owner's invitation, and mail waiting to be sent (never its body).
+  'partner.invited': { partner_id: number; invitation_id: number; email: string };
+  'mail.queued': { mail_id: number; kind: string };
 }
 
 export type DomainEventType = keyof EventPayloads;
@@ -147,6 +150,8 @@ export const DOMAIN_EVENT_VERSIONS: { readonly [T in DomainEventType]: number } 
   'webhook_endpoint.deleted': 1,
   'webhook_endpoint.secret_rotated': 1,
   'webhook_endpoint.disabled': 1,
+  'partner.invited': 1,
+  'mail.queued': 1,
 };
 
 export const DOMAIN_EVENT_TYPES = Object.keys(DOMAIN_EVENT_VERSIONS) as DomainEventType[];
@@ -231,5 +236,6 @@ export const AUDIT_SUMMARIES: Partial<Record<DomainEventType, string>> = {
   'webhook_endpoint.updated': '{actor} changed {changed} of webhook endpoint {endpoint_id} ({url}; enabled: {enabled})',
   'webhook_endpoint.deleted': '{actor} deleted webhook endpoint {endpoint_id} ({url})',
   'webhook_endpoint.secret_rotated': '{actor} rotated the signing secret of webhook endpoint {endpoint_id} ({url}); the previous secret signs until {previous_secret_expires_at}',
+  'partner.invited': '{actor} invited {email} to the partner portal as partner {partner_id}',
   'webhook_endpoint.disabled': '{actor} disabled webhook endpoint {endpoint_id} ({url}): every delivery failed since {failing_since}',
 };

@@ -12,3 +12,4 @@ export * from './commissions.js';
 export * from './webhooks.js';
 export * from './sign-in.js';
 export * from './openapi.js';
+export * from './portal.js';

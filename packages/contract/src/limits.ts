@@ -19,6 +19,8 @@ export const LIMITS = {
      * one address can cause to 50 a second (each at most one HMAC over 512 KiB, about 1.5 ms).
      */
     stripeWebhook: { points: 3000, durationSeconds: 60, per: 'endpoint' },
+    /** Not in the spec: the partner portal's sign-in and invitation endpoints, per client address (docs/partners.md). */
+    portalSignIn: { points: 20, durationSeconds: 900, per: 'ip' },
   },
   syntheticChainsPerHour: 10,
   attributionWindowDaysDefault: 60,

@@ -174,7 +174,7 @@ const SCHEMAS: Record<string, Schema> = {
 
 /* ------------------------------------------------------------------ operations */
 
-type Tag = 'Tracking' | 'CLI' | 'Dashboard' | 'Commissions and payouts' | 'Webhooks' | 'Agent API' | 'Payment intake' | 'Operations' | 'Pages';
+type Tag = 'Tracking' | 'CLI' | 'Dashboard' | 'Commissions and payouts' | 'Webhooks' | 'Agent API' | 'Partner portal' | 'Payment intake' | 'Operations' | 'Pages';
 
 export interface ApiOperation {
   method: Method | 'OPTIONS';
@@ -208,6 +208,7 @@ const BY_CREDENTIAL: Record<Credential, number[]> = {
   login_token: [401, 403],
   dashboard_session: [401, 403, 404],
   agent_key: [401, 403, 404],
+  portal_session: [401, 403, 404],
 };
 
 const op = (
@@ -303,6 +304,7 @@ const SPEC_OPERATIONS: ApiOperation[] = [
 
 const D = 'dashboard_session' as const;
 const A = 'agent_key' as const;
+const P = 'portal_session' as const;
 
 /** The dashboard's, operations' and agent API's own routes (docs/dashboard-api.md, docs/commissions.md, docs/operator.md). */
 const OTHER_OPERATIONS: ApiOperation[] = [
@@ -358,6 +360,18 @@ const OTHER_OPERATIONS: ApiOperation[] = [
   op('GET', '/api/dashboard/webhooks/:id/deliveries', D, 'Webhooks', 'An endpoint\'s delivery log', { 200: obj({ success: { const: true }, data: arr(ref('WebhookDelivery')), meta: obj({ pagination: ref('Pagination') }) }) }),
   op('GET', '/api/dashboard/webhook-deliveries/:id', D, 'Webhooks', 'A delivery with every attempt', { 200: ok(ref('WebhookDeliveryDetail')) }),
   op('POST', '/api/dashboard/webhook-deliveries/:id/resend', D, 'Webhooks', 'Resend a delivery', { 202: ok(ref('WebhookDeliveryDetail')) }, { errors: [415] }),
+  // The partner portal (docs/partners.md).
+  op('POST', '/api/dashboard/partners/:id/invitations', D, 'Partner portal', 'Invite a partner to the portal by e-mail', { 201: ok(ANY_OBJECT) }, { errors: [409, 415] }),
+  op('POST', '/api/portal/sign-in', 'none', 'Partner portal', 'Ask for a one-time sign-in link (the same answer for every address)', { 202: ok(ANY_OBJECT) }, { errors: [403, 415] }),
+  op('POST', '/api/portal/sign-in/verify', 'none', 'Partner portal', 'Sign in with a one-time link: sets the portal session cookie', { 200: ok(ANY_OBJECT) }, { errors: [401, 403, 415] }),
+  op('POST', '/api/portal/invitations/accept', 'none', 'Partner portal', 'Accept an invitation: binds the address and sets the portal session cookie', { 200: ok(ANY_OBJECT) }, { errors: [401, 403, 404, 409, 410, 415] }),
+  op('GET', '/api/portal/session', P, 'Partner portal', 'The signed-in partner person and their partner records', { 200: ok(obj({ email: str, partners: arr(ANY_OBJECT) })) }),
+  op('DELETE', '/api/portal/session', P, 'Partner portal', 'Sign out of the portal', { 200: ok(ANY_OBJECT) }, { errors: [415] }),
+  op('GET', '/api/portal/partners/:id', P, 'Partner portal', "One partner record's terms, links, commissions by status and currency, payouts", {
+    200: ok(obj({ partner: obj({ id: int, name: str, code: str }), terms: arr(ANY_OBJECT), links: arr(ANY_OBJECT), commissions: arr(ANY_OBJECT), payouts: arr(ANY_OBJECT) })),
+  }),
+  op('GET', '/api/portal/partners/:id/payout-details', P, 'Partner portal', 'Where the partner is paid (a summary)', { 200: ok(nullable(ANY_OBJECT)) }),
+  op('PUT', '/api/portal/partners/:id/payout-details', P, 'Partner portal', 'Set where the partner is paid (encrypted at rest)', { 200: ok(ANY_OBJECT) }, { errors: [415] }),
   op('GET', '/api/agent/v1/programs/:id/commissions', A, 'Commissions and payouts', 'The commission ledger (agent, commissions:read)', { 200: ref('Ledger') }),
   op('GET', '/api/agent/v1/programs/:id/balances', A, 'Commissions and payouts', 'Partner balances (agent, commissions:read)', { 200: ok(arr(ref('PartnerBalance'))) }),
   op('GET', '/api/agent/v1/programs/:id/payouts', A, 'Commissions and payouts', 'Payouts (agent, commissions:read)', { 200: ok(arr(ref('Payout'))) }),
@@ -382,6 +396,7 @@ export const UNDOCUMENTED_ROUTES: ReadonlyArray<{ method: string; path: string; 
   { method: 'GET', path: '/demo/shop', reason: 'demo shop page (HTML): only under `start --demo` on an unexposed server' },
   { method: 'POST', path: '/demo/shop/signup', reason: 'demo shop button: only under `start --demo` on an unexposed server' },
   { method: 'POST', path: '/demo/shop/buy', reason: 'demo shop button: only under `start --demo` on an unexposed server' },
+  { method: 'GET', path: '/dev/mailbox', reason: 'development mailbox: HTML page, only on a development server without SMTP' },
   { method: 'GET', path: '(web app)', reason: 'the dashboard web app: every remaining GET (HTML and its assets)' },
 ];
 
@@ -394,6 +409,7 @@ const SECURITY: Record<Credential, Array<Record<string, string[]>>> = {
   login_token: [{ loginToken: [] }],
   dashboard_session: [{ session: [] }],
   agent_key: [{ agentKey: [] }],
+  portal_session: [{ portalSession: [] }],
 };
 
 /** `/a/:id/b` → `/a/{id}/b`. */
@@ -453,6 +469,7 @@ export function buildOpenApiDocument(serverUrl: string, version = '0.1.0'): Reco
         loginToken: { type: 'http', scheme: 'bearer', description: 'CLI login token from `reftrack login`.' },
         agentKey: { type: 'http', scheme: 'bearer', description: 'Agent key (agt_…) with scopes.' },
         session: { type: 'apiKey', in: 'cookie', name: 'reftrack_session', description: 'Dashboard session cookie; writes must be same-origin JSON.' },
+        portalSession: { type: 'apiKey', in: 'cookie', name: 'reftrack_portal', description: 'Partner portal session cookie (docs/partners.md); writes must be same-origin JSON.' },
       },
     },
   };

@@ -1,7 +1,7 @@
 /** Every route of spec part 4 (and the design's additions), with its credential and rate bucket. */
 import type { RateBucket } from './limits.js';
 
-export type Credential = 'none' | 'program_key' | 'optional_program_key' | 'login_token' | 'dashboard_session' | 'agent_key';
+export type Credential = 'none' | 'program_key' | 'optional_program_key' | 'login_token' | 'dashboard_session' | 'agent_key' | 'portal_session';
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT';

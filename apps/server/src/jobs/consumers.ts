@@ -2,5 +2,6 @@
 import type { OutboxConsumer } from './outbox-runner.js';
 import { auditLogConsumer } from './audit-log.js';
 import { webhookDeliveryConsumer } from './webhook-deliveries.js';
+import { mailConsumer } from './mail.js';
 
-export const OUTBOX_CONSUMERS: readonly OutboxConsumer[] = [auditLogConsumer, webhookDeliveryConsumer];
+export const OUTBOX_CONSUMERS: readonly OutboxConsumer[] = [auditLogConsumer, webhookDeliveryConsumer, mailConsumer];

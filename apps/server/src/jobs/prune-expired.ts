@@ -33,6 +33,8 @@ export interface PruneOptions {
 }
 
 export const DEFAULT_PRUNE_OPTIONS: PruneOptions = { trackingLogRetentionDays: 90 };
+/** Mail rows of any state are kept this long; a message still unsent after 30 days is dropped with them. */
+export const MAIL_RETENTION_MS = 30 * 86_400_000;
 
 export interface Pruner {
   /** Names the rows in the report and the log. */
@@ -100,6 +102,12 @@ export const PRUNERS: readonly Pruner[] = [
     name: 'tracking_logs',
     prune: (db, now, { trackingLogRetentionDays: days }) => (days === 0 ? Promise.resolve(0) : deleteWhereAtOrBefore(db, 'tracking_logs', 'id', 'created_at', now - days * 86_400_000)),
   },
+  // The partner portal (docs/partners.md): expired sessions and sign-in links (a link's 15-minute
+  // life is also the per-address rate window, so an expired one no longer counts), and mail that
+  // was sent or failed for good more than 30 days ago (the development mailbox's reach).
+  { name: 'portal_sessions', prune: (db, now) => deleteWhereAtOrBefore(db, 'portal_sessions', 'id', 'expires_at', now) },
+  { name: 'portal_sign_in_tokens', prune: (db, now) => deleteWhereAtOrBefore(db, 'portal_sign_in_tokens', 'id', 'expires_at', now) },
+  { name: 'mail_messages', prune: (db, now) => deleteWhereAtOrBefore(db, 'mail_messages', 'id', 'created_at', now - MAIL_RETENTION_MS) },
 ];
 
 export type PruneReport = Record<string, number>;

@@ -15,12 +15,12 @@ import { ApiError } from '../api-error.js';
 /** Paths the server answers itself; the web app never shadows them. */
 export const SERVER_PATHS = /^\/(api(\/|$)|dev-idp(\/|$)|cli(\/|$)|docs(\/|$)|tracker(\/|\.|$)|healthz$|readyz$|metrics$)/;
 /** Every other path: the router route of the web app (registered last, GET and HEAD only). */
-export const WEB_APP_PATHS = /^\/(?!(api|dev-idp|cli|docs|auth|signed-out)(\/|$)|tracker(\/|\.|$)|healthz$|readyz$|metrics$)/;
+export const WEB_APP_PATHS = /^\/(?!(api|dev-idp|dev|cli|docs|auth|signed-out)(\/|$)|tracker(\/|\.|$)|healthz$|readyz$|metrics$)/;
 /**
  * The dashboard's own client-side routes (apps/web/src/app.tsx), which get its page; any other path
  * that is not a file of the build is a 404 in the JSON envelope, not the dashboard's HTML.
  */
-export const DASHBOARD_PAGES = /^\/(|index\.html|sign-in|programs|access|audit-log|webhooks|programs\/[^/]+(\/[^/]+)?)\/?$/;
+export const DASHBOARD_PAGES = /^\/(|index\.html|sign-in|programs|access|audit-log|webhooks|programs\/[^/]+(\/[^/]+)?|portal|portal\/(sign-in|verify|invitation)|portal\/partners\/[0-9]+)\/?$/;
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -155,6 +155,7 @@ export const api = {
   readiness: (id: number) => get<Readiness>(`/api/dashboard/programs/${id}/readiness`),
 
   partners: (id: number) => get<DashboardPartner[]>(`/api/dashboard/programs/${id}/partners`),
+  invitePartner: (partnerId: number, email?: string) => send<{ invitation_id: number; email: string; expires_at: string }>('POST', `/api/dashboard/partners/${partnerId}/invitations`, email ? { email } : {}),
   addPartner: (id: number, input: { name: string; code: string; email?: string }) => send<DashboardPartner>('POST', `/api/dashboard/programs/${id}/partners`, input),
   links: (id: number) => get<DashboardLink[]>(`/api/dashboard/programs/${id}/links`),
   createLink: (id: number, input: { short_link: string; partner_id: number }) => send<DashboardLink>('POST', `/api/dashboard/programs/${id}/links`, input),

@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 const NAV_EVENT = 'reftrack:navigate';
 
 /** Paths the server answers itself: a link to one of them is a full page load. */
-export const SERVER_PATHS = /^\/(api\/|dev-idp|cli\/|docs\/|auth\/|signed-out|tracker|healthz)/;
+export const SERVER_PATHS = /^\/(api\/|dev-idp|dev\/|cli\/|docs\/|auth\/|signed-out|tracker|healthz)/;
 
 export function navigate(to: string, opts: { replace?: boolean } = {}): void {
   if (to === location.pathname + location.search) return;

@@ -21,7 +21,7 @@ export function PartnersTab({ program }: { program: DashboardProgram }) {
         <h2 id="partners-title">Partners</h2>
         {partners.loading && !partners.data ? <Loading what="partners" /> : null}
         <ErrorNotice error={partners.error} />
-        {partners.data ? <PartnerTable partners={partners.data} /> : null}
+        {partners.data ? <PartnerTable partners={partners.data} mayInvite={mayWrite} /> : null}
         {mayWrite ? <PartnerForm programId={program.id} onAdded={() => (partners.reload(), links.reload())} /> : null}
       </section>
       <section class="panel" aria-labelledby="links-title">
@@ -39,9 +39,26 @@ export function PartnersTab({ program }: { program: DashboardProgram }) {
   );
 }
 
-function PartnerTable({ partners }: { partners: DashboardPartner[] }) {
+function PartnerTable({ partners, mayInvite }: { partners: DashboardPartner[]; mayInvite: boolean }) {
+  const [said, setSaid] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState<number | null>(null);
   if (partners.length === 0) return <p>No partners in this program yet.</p>;
+  async function invite(p: DashboardPartner) {
+    if (busy !== null) return;
+    setBusy(p.id);
+    setError(null);
+    try {
+      const sent = await api.invitePartner(p.id);
+      setSaid(`Invitation to the partner portal sent to ${sent.email}.`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(null);
+    }
+  }
   return (
+    <>
     <div class="table-wrap" tabIndex={0} role="region" aria-label="Partners table">
       <table>
         <thead>
@@ -64,6 +81,7 @@ function PartnerTable({ partners }: { partners: DashboardPartner[] }) {
               Commissions
             </th>
             <th scope="col">Last click</th>
+            {mayInvite ? <th scope="col">Partner portal</th> : null}
           </tr>
         </thead>
         <tbody>
@@ -82,11 +100,25 @@ function PartnerTable({ partners }: { partners: DashboardPartner[] }) {
               <td class="num">{perCurrency(p, 'revenue_cents')}</td>
               <td class="num">{perCurrency(p, 'commissions_cents')}</td>
               <td>{formatDateTime(p.last_clicked)}</td>
+              {mayInvite ? (
+                <td>
+                  {p.email ? (
+                    <button type="button" class="secondary small" aria-label={`Invite ${p.name} to the partner portal`} onClick={() => invite(p)} disabled={busy === p.id}>
+                      Invite
+                    </button>
+                  ) : (
+                    <span class="sub">add an e-mail address to invite</span>
+                  )}
+                </td>
+              ) : null}
             </tr>
           ))}
         </tbody>
       </table>
     </div>
+    <p role="status">{said}</p>
+    <ErrorNotice error={error} />
+    </>
   );
 }
 

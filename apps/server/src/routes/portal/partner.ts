@@ -1,0 +1,81 @@
+/**
+ * /api/portal/partners/:id… — what a partner sees of one of their partner records: the programs'
+ * terms, their links with clicks, leads and sales, commissions by status and currency, payouts,
+ * and their payout details. Only partner records bound to the signed-in person answer; any other
+ * id answers 404, the same as one that does not exist. Customers are never named: no e-mail
+ * addresses, customer keys or click ids leave these routes.
+ */
+import type { Context } from 'koa';
+import { ERRORS, type PayoutDetailsView, type PortalOverview } from '@reftrack/contract';
+import type { AppDeps } from '../../deps.js';
+import { fail } from '../../api-error.js';
+import { readBody } from '../../http/input.js';
+import { parseId } from '../../auth/workspace-access.js';
+import { parsePayoutDetails, savePayoutDetails, viewPayoutDetails } from '../../domain/payout-details.js';
+import { DEMO_SHOP_PATH } from '../../seed/demo.js';
+
+async function ownPartner(deps: AppDeps, ctx: Context): Promise<number> {
+  const partnerId = parseId(ctx.params.id, ERRORS.portalPartnerNotFound);
+  const access = await deps.db('partner_portal_access').where({ partner_id: partnerId, person_id: ctx.state.portalPerson!.personId }).first('id');
+  if (!access) fail(ERRORS.portalPartnerNotFound);
+  return partnerId;
+}
+
+const count = (rows: Array<Record<string, unknown>>): Map<number, number> => new Map(rows.map((r) => [Number(r.link_id), Number(r.n)]));
+
+export function portalOverview(deps: AppDeps) {
+  return async function handleOverview(ctx: Context): Promise<void> {
+    const partnerId = await ownPartner(deps, ctx);
+    const db = deps.db;
+    const partner = await db('partners').where({ id: partnerId }).first('id', 'name', 'code');
+    const programs = await db('partner_programs as pp')
+      .join('programs as pr', 'pr.id', 'pp.program_id')
+      .where('pp.partner_id', partnerId)
+      .orderBy('pr.id')
+      .select('pr.id', 'pr.name', 'pr.domain', 'pr.commission_type', 'pr.commission_rate', 'pr.attribution_window_days', 'pr.commission_hold_days', 'pr.payout_minimum');
+    const links = await db('referral_links as l').leftJoin('programs as pr', 'pr.id', 'l.program_id').where('l.partner_id', partnerId).orderBy('l.id').select('l.id', 'l.program_id', 'l.short_link', 'l.active', 'l.clicks', 'pr.domain');
+    const linkIds = links.map((l) => Number(l.id));
+    const leads = count(await db('lead_events as e').join('customers as c', 'c.id', 'e.customer_id').whereIn('c.link_id', linkIds).where('e.is_test', false).groupBy('c.link_id').select('c.link_id').count({ n: '*' }));
+    const sales = count(await db('sale_events as e').join('customers as c', 'c.id', 'e.customer_id').whereIn('c.link_id', linkIds).where('e.is_test', false).groupBy('c.link_id').select('c.link_id').count({ n: '*' }));
+    const commissions: Array<Record<string, unknown>> = await db('commissions').where({ partner_id: partnerId }).groupBy('status', 'currency').orderBy(['currency', 'status']).select('status', 'currency').count({ n: '*' }).sum({ total: 'amount_cents' });
+    const payouts = await db('payouts').where({ partner_id: partnerId }).orderBy('created_at', 'desc').limit(100).select('id', 'program_id', 'reference', 'currency', 'amount_cents', 'method', 'status', 'created_at');
+    const shareUrl = (programId: number, shortLink: string, domain: string | null): string => {
+      const aff = encodeURIComponent(shortLink);
+      if (deps.demo && programId === deps.demo.programId) return `${deps.config.publicBaseUrl}${DEMO_SHOP_PATH}?aff=${aff}`;
+      return domain ? `https://${domain}/?aff=${aff}` : `?aff=${aff}`;
+    };
+    const data: PortalOverview = {
+      partner: { id: Number(partner.id), name: partner.name, code: partner.code },
+      terms: programs.map((p) => ({
+        program_id: Number(p.id), program_name: p.name, domain: p.domain ?? null, commission_type: p.commission_type, commission_rate: Number(p.commission_rate),
+        cookie_window_days: Number(p.attribution_window_days), hold_days: Number(p.commission_hold_days), payout_minimum: Number(p.payout_minimum),
+      })),
+      links: links.map((l) => ({
+        id: Number(l.id), program_id: Number(l.program_id), short_link: l.short_link, url: shareUrl(Number(l.program_id), l.short_link, l.domain ?? null),
+        active: Boolean(l.active), clicks: Number(l.clicks), leads: leads.get(Number(l.id)) ?? 0, sales: sales.get(Number(l.id)) ?? 0,
+      })),
+      // Never summed across currencies: one row per status and currency.
+      commissions: commissions.map((c) => ({ status: c.status as PortalOverview['commissions'][number]['status'], currency: String(c.currency), count: Number(c.n), amount_cents: Number(c.total) })),
+      payouts: payouts.map((p) => ({
+        id: Number(p.id), program_id: Number(p.program_id), reference: p.reference, currency: p.currency, amount_cents: Number(p.amount_cents), method: p.method, status: p.status,
+        created_at: new Date(Number(p.created_at)).toISOString(),
+      })),
+    };
+    ctx.body = { success: true, data };
+  };
+}
+
+export function portalGetPayoutDetails(deps: AppDeps) {
+  return async function handleGet(ctx: Context): Promise<void> {
+    const partnerId = await ownPartner(deps, ctx);
+    ctx.body = { success: true, data: (await viewPayoutDetails(deps.db, deps.secrets, partnerId)) satisfies PayoutDetailsView | null };
+  };
+}
+
+export function portalPutPayoutDetails(deps: AppDeps) {
+  return async function handlePut(ctx: Context): Promise<void> {
+    const partnerId = await ownPartner(deps, ctx);
+    const details = parsePayoutDetails(readBody(ctx));
+    ctx.body = { success: true, data: await savePayoutDetails(deps.db, deps.secrets, partnerId, details, deps.now()) };
+  };
+}

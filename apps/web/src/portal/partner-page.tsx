@@ -1,0 +1,240 @@
+/** One partner record in the portal: terms, links with copy buttons and results, commissions, payouts, payout details. */
+import { useEffect, useState } from 'preact/hooks';
+import { BRAND, type PortalMe, type PortalOverview } from '@reftrack/contract';
+import { useLoad } from '../lib/use-load.js';
+import { describeCommission, formatDateTime, formatMoney } from '../lib/format.js';
+import { CopyButton, ErrorNotice, Loading } from '../components/ui.js';
+import { portalApi } from './portal-api.js';
+
+const STATUS_LABELS: Record<string, string> = { pending: 'Pending (in hold)', approved: 'Approved', paid: 'Paid', reversed: 'Reversed', declined: 'Declined' };
+
+export function PortalPartnerPage({ me, partnerId }: { me: PortalMe; partnerId: number }) {
+  const overview = useLoad(() => portalApi.overview(partnerId), [partnerId]);
+  const record = me.partners.find((p) => p.partner_id === partnerId);
+  useEffect(() => {
+    document.title = `${record?.partner_name ?? 'Partner'} — Partner portal — ${BRAND.name}`;
+  }, [partnerId]);
+  if (overview.loading && !overview.data) return <Loading what="your partner record" />;
+  if (!overview.data)
+    return (
+      <section>
+        <h1>Partner record not found</h1>
+        <ErrorNotice error={overview.error} />
+        <p>
+          <a href="/portal">Your partner programs</a>
+        </p>
+      </section>
+    );
+  const d = overview.data;
+  return (
+    <section>
+      <h1>
+        {d.partner.name} <span class="sub">{record?.workspace_name}</span>
+      </h1>
+      <Terms d={d} />
+      <Links d={d} />
+      <Commissions d={d} />
+      <Payouts d={d} />
+      <PayoutDetails partnerId={partnerId} />
+    </section>
+  );
+}
+
+function Terms({ d }: { d: PortalOverview }) {
+  return (
+    <section class="panel" aria-labelledby="terms-title">
+      <h2 id="terms-title">Program terms</h2>
+      <div class="table-wrap" tabIndex={0} role="region" aria-label="Program terms table">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Program</th>
+              <th scope="col">Commission</th>
+              <th scope="col" class="num">
+                Cookie window
+              </th>
+              <th scope="col" class="num">
+                Hold period
+              </th>
+              <th scope="col" class="num">
+                Payout minimum
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {d.terms.map((t) => (
+              <tr key={t.program_id}>
+                <th scope="row">{t.program_name}</th>
+                <td>{describeCommission(t.commission_type, t.commission_rate)}</td>
+                <td class="num">{t.cookie_window_days} days</td>
+                <td class="num">{t.hold_days} days</td>
+                <td class="num">{t.payout_minimum > 0 ? `${t.payout_minimum} (major units)` : 'none'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+function Links({ d }: { d: PortalOverview }) {
+  const names = new Map(d.terms.map((t) => [t.program_id, t.program_name]));
+  return (
+    <section class="panel" aria-labelledby="links-title">
+      <h2 id="links-title">Your referral links</h2>
+      {d.links.length === 0 ? (
+        <p>No referral links yet. The program's owner creates them.</p>
+      ) : (
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Referral links table">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Link</th>
+                <th scope="col">Program</th>
+                <th scope="col" class="num">
+                  Clicks
+                </th>
+                <th scope="col" class="num">
+                  Leads
+                </th>
+                <th scope="col" class="num">
+                  Sales
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.links.map((l) => (
+                <tr key={l.id}>
+                  <th scope="row">
+                    <code class="link-url">{l.url}</code> {l.active ? <CopyButton text={l.url} what={`link ${l.short_link}`} /> : <span class="sub">switched off</span>}
+                  </th>
+                  <td>{names.get(l.program_id) ?? '—'}</td>
+                  <td class="num">{l.clicks}</td>
+                  <td class="num">{l.leads}</td>
+                  <td class="num">{l.sales}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Commissions({ d }: { d: PortalOverview }) {
+  return (
+    <section class="panel" aria-labelledby="commissions-title">
+      <h2 id="commissions-title">Commissions</h2>
+      {d.commissions.length === 0 ? (
+        <p>No commissions yet.</p>
+      ) : (
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Commissions by status and currency">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Status</th>
+                <th scope="col" class="num">
+                  Commissions
+                </th>
+                <th scope="col" class="num">
+                  Amount
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.commissions.map((c) => (
+                <tr key={`${c.status}-${c.currency}`}>
+                  <th scope="row">{STATUS_LABELS[c.status] ?? c.status}</th>
+                  <td class="num">{c.count}</td>
+                  <td class="num">{formatMoney(c.amount_cents, c.currency)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Payouts({ d }: { d: PortalOverview }) {
+  return (
+    <section class="panel" aria-labelledby="payouts-title">
+      <h2 id="payouts-title">Payouts</h2>
+      {d.payouts.length === 0 ? (
+        <p>No payouts yet.</p>
+      ) : (
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Payouts table">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Reference</th>
+                <th scope="col">Date</th>
+                <th scope="col">Method</th>
+                <th scope="col">Status</th>
+                <th scope="col" class="num">
+                  Amount
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.payouts.map((p) => (
+                <tr key={p.id}>
+                  <th scope="row">{p.reference}</th>
+                  <td>{formatDateTime(p.created_at)}</td>
+                  <td>{p.method}</td>
+                  <td>{p.status}</td>
+                  <td class="num">{formatMoney(p.amount_cents, p.currency)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function PayoutDetails({ partnerId }: { partnerId: number }) {
+  const current = useLoad(() => portalApi.payoutDetails(partnerId), [partnerId]);
+  const [email, setEmail] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [said, setSaid] = useState('');
+  async function save(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      current.setData(await portalApi.savePayoutDetails(partnerId, { method: 'paypal', paypal_email: email }));
+      setSaid('Payout details saved.');
+      setEmail('');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <section class="panel" aria-labelledby="payout-details-title">
+      <h2 id="payout-details-title">Payout details</h2>
+      <p>{current.data ? `Paid by ${current.data.method === 'paypal' ? 'PayPal' : 'bank transfer (Wise)'}: ${current.data.summary}` : 'No payout details yet: add them so the program can pay you.'}</p>
+      <form class="stack" onSubmit={save} noValidate>
+        <div class="field">
+          <label for="paypal-email">PayPal e-mail address</label>
+          <input id="paypal-email" type="email" autocomplete="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+        </div>
+        <p>
+          <button type="submit" disabled={busy}>
+            {busy ? 'Saving…' : 'Save payout details'}
+          </button>
+        </p>
+        <p role="status">{said}</p>
+        <ErrorNotice error={error} />
+      </form>
+      <p class="muted">Stored encrypted; only a summary is ever shown.</p>
+    </section>
+  );
+}
