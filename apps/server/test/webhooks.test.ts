@@ -292,6 +292,9 @@ describe(`[${dbKind}] webhooks: retries`, () => {
     const notice = audit.find((a: { action: string }) => a.action === 'webhook_endpoint.disabled');
     expect(notice).toMatchObject({ actor: { type: 'system' } });
     expect(notice.summary).toMatch(new RegExp(`^Reftrack disabled webhook endpoint ${e.id} \\(.+\\): every delivery failed since `));
+    // And the workspace's owners by e-mail, queued with the disabling (sent by the mail worker).
+    const mail = await s.db('mail_messages').where({ kind: 'webhook_endpoint_disabled' }).select('to_address', 'subject');
+    expect(mail).toEqual([{ to_address: 'owner@acme.test', subject: `Webhook endpoint ${e.id} disabled: deliveries failed for 3 days` }]);
     // The delivery that failed for 3 days has failed for good; new events queue nothing.
     const log = (await send('GET', `/api/dashboard/webhooks/${e.id}/deliveries`)).body.data;
     expect(log[0]).toMatchObject({ status: 'failed', attempts: 2, next_attempt_at: null });

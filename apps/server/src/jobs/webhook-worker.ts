@@ -17,7 +17,7 @@
  *   An outcome not yet written when the process dies is an attempt whose lease expires: a retry.
  * - **Retries** follow webhooks/schedule.ts for 3 days; an endpoint whose deliveries have all failed
  *   for 3 days is disabled, with a `webhook_endpoint.disabled` event (the audit log and the
- *   dashboard's notice).
+ *   dashboard's notice) and an e-mail to the workspace's owners (webhooks/disabled-notice.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -31,6 +31,7 @@ import { signedHeaders } from '../webhooks/signing.js';
 import { auditUrl, signingSecrets } from '../webhooks/endpoints.js';
 import { nextAttemptAt } from '../webhooks/schedule.js';
 import { onDeliveriesQueued } from '../webhooks/wakeup.js';
+import { queueDisabledNotice } from '../webhooks/disabled-notice.js';
 
 export interface WebhookWorkerDeps {
   db: Knex;
@@ -41,6 +42,8 @@ export interface WebhookWorkerDeps {
   timeoutMs?: number;
   /** Attempts in flight at once in this process. */
   concurrency?: number;
+  /** The server's public address, for the link in the e-mail to owners when an endpoint is disabled. */
+  publicBaseUrl?: string;
 }
 
 interface Claimed {
@@ -280,6 +283,8 @@ export class WebhookWorker {
         actor: { type: 'system', id: null, label: null, ip: null },
       },
     ]);
+    // Its owners are told by e-mail too (when mail is configured; in development, the mailbox).
+    await queueDisabledNotice(trx, this.deps.secrets, { id: endpointId, url: auditUrl(endpoint.url), workspaceId: Number(endpoint.workspace_id), failingSince: Number(endpoint.failing_since) }, this.deps.publicBaseUrl ?? '', now);
     this.deps.logger.warn({ endpoint: endpointId }, 'webhook endpoint disabled: every delivery failed for 3 days');
   }
 }
