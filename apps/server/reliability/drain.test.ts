@@ -154,17 +154,21 @@ describe('drain on SIGTERM', () => {
     expect(aGone).toBe(true);
 
     const bad = (o: Outcome) => o.status === 0 || o.status >= 500;
-    const nginxBad = throughNginx.filter(bad);
+    // The rule (docs/operator.md, "Drain"): requests sent before the grace period ended. A request
+    // sent after it may still meet the moment the process stops listening (a connection nginx opened
+    // just then is reset by the kernel): counted and reported, not part of the rule.
+    const nginxBad = throughNginx.filter((o) => o.sentAt < graceEnd && bad(o));
+    const nginxBadAfterGrace = throughNginx.filter((o) => o.sentAt >= graceEnd && bad(o)).length;
     const directBad = toA.filter((o) => o.sentAt < graceEnd && bad(o));
     const summary = {
       exitedAfterMs: exitedAfter,
-      throughNginx: { requests: throughNginx.length, ok: throughNginx.filter((o) => o.status === 200).length, bad: nginxBad },
+      throughNginx: { requests: throughNginx.length, beforeGraceEnd: throughNginx.filter((o) => o.sentAt < graceEnd).length, ok: throughNginx.filter((o) => o.status === 200).length, bad: nginxBad, badAfterGrace: nginxBadAfterGrace },
       direct: { requests: toA.length, beforeGraceEnd: toA.filter((o) => o.sentAt < graceEnd).length, bad: directBad },
     };
     console.log(JSON.stringify({ drain: { ...summary, throughNginx: { ...summary.throughNginx, bad: nginxBad.length }, direct: { ...summary.direct, bad: directBad.length } } }));
     expect(nginxBad, JSON.stringify(nginxBad.slice(0, 5))).toEqual([]);
     expect(directBad, JSON.stringify(directBad.slice(0, 5))).toEqual([]);
-    expect(throughNginx.filter((o) => o.status !== 200)).toEqual([]);
+    expect(throughNginx.filter((o) => o.sentAt < graceEnd && o.status !== 200)).toEqual([]);
 
     // Every click answered 200 is stored, whichever process answered it.
     const acknowledged = [...throughNginx, ...toA].filter((o) => o.status === 200).length;
