@@ -45,3 +45,13 @@ export async function programWithRole(db: Knex, accountId: number, programId: nu
   demand(role, permission);
   return { workspaceId: program.workspace_id, role };
 }
+
+/**
+ * A program of `workspaceId` (an agent key's workspace): its id. A program of another workspace
+ * answers 404, exactly like a missing one.
+ */
+export async function programInWorkspace(db: Knex, programId: number, workspaceId: number): Promise<number> {
+  const row = await db('programs').where({ id: programId, workspace_id: workspaceId }).first('id');
+  if (!row) fail(ERRORS.programNotFound);
+  return programId;
+}

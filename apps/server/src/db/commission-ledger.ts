@@ -3,7 +3,7 @@
  * summed per partner and currency only — never across currencies.
  */
 import type { Knex } from 'knex';
-import type { CommissionStatus, Currency, LedgerCommission, PartnerBalance, PartnerEarnings } from '@reftrack/contract';
+import type { CommissionStatus, Currency, LedgerCommission, LedgerResponse, PartnerBalance, PartnerEarnings } from '@reftrack/contract';
 
 const iso = (ms: unknown): string => new Date(Number(ms)).toISOString();
 
@@ -71,6 +71,13 @@ export async function readLedger(db: Knex, filter: LedgerFilter, limit: number):
       updated_at: iso(r.updated_at),
     }),
   );
+}
+
+/** One page of the ledger and the cursor of the next (null on the last page). */
+export async function readLedgerPage(db: Knex, filter: LedgerFilter, limit: number): Promise<LedgerResponse> {
+  const rows = await readLedger(db, filter, limit + 1);
+  const page = rows.slice(0, limit);
+  return { success: true, data: page, meta: { next_cursor: rows.length > limit ? String(page[page.length - 1].id) : null } };
 }
 
 /**

@@ -1,22 +1,15 @@
 /** /api/agent/v1/programs — read and update programs of the agent key's workspace (4.8, 5.6). */
 import type { Context } from 'koa';
-import { ERRORS } from '@reftrack/contract';
-import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
 import { requestActor } from '../../auth/actor.js';
 import type { AppDeps } from '../../deps.js';
-import { parseId } from '../../auth/workspace-access.js';
+import { parseId, programInWorkspace } from '../../auth/workspace-access.js';
 import { programQuery, readProgram, toProgramView } from '../../db/programs.js';
 import { parseProgramUpdate } from '../../domain/program-input.js';
 import { updateProgram } from '../../domain/program-update.js';
 
-/** A program of another workspace answers 404, like a missing one. */
-async function ownProgram(deps: AppDeps, ctx: Context): Promise<number> {
-  const id = parseId(ctx.params.id);
-  const row = await deps.db('programs').where({ id, workspace_id: ctx.state.agent!.workspaceId }).first('id');
-  if (!row) fail(ERRORS.programNotFound);
-  return id;
-}
+/** A program of the key's workspace; another workspace's answers 404, like a missing one. */
+const ownProgram = (deps: AppDeps, ctx: Context): Promise<number> => programInWorkspace(deps.db, parseId(ctx.params.id), ctx.state.agent!.workspaceId);
 
 export function agentListPrograms(deps: AppDeps) {
   return async function handleList(ctx: Context): Promise<void> {

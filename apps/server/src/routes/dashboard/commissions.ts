@@ -9,7 +9,7 @@ import type { AppDeps } from '../../deps.js';
 import { readBody } from '../../http/input.js';
 import { requestActor } from '../../auth/actor.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
-import { readBalances, readLedger } from '../../db/commission-ledger.js';
+import { readBalances, readLedger, readLedgerPage } from '../../db/commission-ledger.js';
 import { reviewCommissions, type ReviewAction } from '../../domain/commission-review.js';
 import { LEDGER_CSV_COLUMNS, ledgerCsvRows, parseLedgerQuery } from '../../domain/ledger-query.js';
 
@@ -36,9 +36,7 @@ export function listCommissions(deps: AppDeps) {
       ctx.body = csv;
       return;
     }
-    const rows = await readLedger(deps.db, filter, limit + 1);
-    const page = rows.slice(0, limit);
-    ctx.body = { success: true, data: page, meta: { next_cursor: rows.length > limit ? String(page[page.length - 1].id) : null } } satisfies LedgerResponse;
+    ctx.body = (await readLedgerPage(deps.db, filter, limit)) satisfies LedgerResponse;
   };
 }
 
