@@ -19,6 +19,7 @@ import { insertId } from '../src/db/insert-id.js';
 import { accountsFixture, cliLoginAs, signInAs } from './helpers/accounts.js';
 import { click, sale } from './helpers/flows.js';
 import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
+import { startReceiver, type Receiver } from './helpers/webhook-receiver.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is read as plain JSON */
 type Doc = any;
@@ -30,6 +31,7 @@ let loginToken: string;
 let agentKey: string;
 let portalCookie: Record<string, string>;
 let portalPerson: number;
+let receiver: Receiver;
 const ids: Record<string, string> = {};
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -115,7 +117,9 @@ function operations(): Array<{ method: string; path: string; operation: any }> {
 }
 
 beforeAll(async () => {
-  s = await startTestServer({ fixture: accountsFixture() });
+  // A local receiver, so the delivery log holds a real attempt whose answer the document types.
+  s = await startTestServer({ fixture: accountsFixture(), env: { WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' } });
+  receiver = await startReceiver();
   const res = await s.get('/openapi.json');
   expect(res.status).toBe(200);
   doc = res.body;
@@ -127,15 +131,22 @@ beforeAll(async () => {
   portalPerson = person;
   await s.db('partner_portal_access').insert({ partner_id: 1, person_id: person, created_at: Date.now() });
   portalCookie = { cookie: `${PORTAL_SESSION_COOKIE}=${(await createPortalSession(s.db, person, Date.now())).token}` };
-  const hook = await s.post('/api/dashboard/workspaces/1/webhooks', { url: 'https://hooks.acme.test/reftrack', event_types: ['sale.created'] }, cookie);
+  const hook = await s.post('/api/dashboard/workspaces/1/webhooks', { url: receiver.url, event_types: ['sale.created'] }, cookie);
   expect(hook.status, hook.text).toBe(201);
   ids.webhook = String(hook.body.data.id);
   const test = await s.post(`/api/dashboard/webhooks/${ids.webhook}/test`, {}, cookie);
   expect(test.status, test.text).toBeLessThan(300);
+  await s.running.deps.webhooks.runDue();
+  await receiver.waitFor(1);
   const deliveries = await s.get(`/api/dashboard/webhooks/${ids.webhook}/deliveries`, cookie);
   ids.delivery = String(deliveries.body?.data?.[0]?.id ?? 1);
+  const delivery = await s.get(`/api/dashboard/webhook-deliveries/${ids.delivery}`, cookie);
+  expect(delivery.body.data.attempt_log.length, delivery.text).toBeGreaterThan(0);
 });
-afterAll(() => s?.close());
+afterAll(async () => {
+  await s?.close();
+  await receiver?.close();
+});
 
 /* ------------------------------------------------------------------ request bodies and queries */
 
@@ -615,6 +626,23 @@ describe(`[${dbKind}] OpenAPI document`, () => {
     await record('GET', '/api/v1/cli/programs', await s.get('/api/v1/cli/programs', bearer(loginToken)));
     await record('GET', '/api/agent/v1/programs', await s.get('/api/agent/v1/programs', bearer(agentKey)));
     expect(calls.map((c) => c.status)).toEqual(calls.map(() => 200));
+    expect(calls.flatMap(checkAnswer)).toEqual([]);
+  });
+
+  it('types the audit log, the delivery log and the partner portal, checked on answers that hold entries', async () => {
+    const calls: Call[] = [];
+    const read = async (path: string, concrete: string, headers: Record<string, string>): Promise<any> => {
+      const res = await s.get(concrete, headers);
+      calls.push({ method: 'GET', path, status: res.status, body: res.body, contentType: res.headers.get('content-type') ?? '' });
+      return res.body;
+    };
+    expect((await read('/api/dashboard/workspaces/{id}/audit-log', '/api/dashboard/workspaces/1/audit-log', cookie)).data.length).toBeGreaterThan(0);
+    const delivery = (await read('/api/dashboard/webhook-deliveries/{id}', `/api/dashboard/webhook-deliveries/${ids.delivery}`, cookie)).data;
+    expect([delivery.attempt_log.length, delivery.last_attempt === null]).toEqual([1, false]);
+    expect((await read('/api/portal/session', '/api/portal/session', portalCookie)).data.partners.length).toBeGreaterThan(0);
+    const overview = (await read('/api/portal/partners/{id}', '/api/portal/partners/1', portalCookie)).data;
+    expect([overview.terms, overview.links, overview.commissions, overview.payouts].map((list: unknown[]) => list.length > 0)).toEqual([true, true, true, true]);
+    expect((await read('/api/portal/partners/{id}/payout-details', '/api/portal/partners/1/payout-details', portalCookie)).data).not.toBeNull();
     expect(calls.flatMap(checkAnswer)).toEqual([]);
   });
 
