@@ -304,6 +304,7 @@ const BODY_CASES: BodyCase[] = [
     invalid: [
       { body: { amount_cents: 5000, customer_key: 'cus_oa' } },
       { body: { transaction_id: 'tx_oa_x', amount_cents: -1, customer_key: 'cus_oa' } },
+      { body: { transaction_id: 'tx_oa_x', amount_cents: 100 } },
       // A currency the server does not support is the spec's 422 (4.3), not a 400.
       { body: { transaction_id: 'tx_oa_x', amount_cents: 100, currency: 'GBP', customer_key: 'cus_oa' }, status: 422 },
       { body: { transaction_id: 'tx_oa_x', amount_cents: 100, provider: 'bank', customer_key: 'cus_oa' } },

@@ -137,6 +137,9 @@ const payoutDetails: Schema = {
 
 /* ------------------------------------------------------------------ tracking */
 
+/** Free text stored with an event: cut to `max` characters; a value that is not text is ignored, never refused. */
+const kept = (max: number, extra: Schema = {}): Schema => ({ type: 'string', description: `Cut to ${max} characters; a value that is not text is ignored.`, ...extra });
+
 /** `additional_data.test_mode: true` marks a test event (spec 4.1–4.3). */
 const additionalData: Schema = { type: 'object', properties: { test_mode: { type: 'boolean' }, program_id: { anyOf: [id, { type: 'string', pattern: '^[0-9]{1,15}$' }] } } };
 const sale: Schema = {
@@ -153,14 +156,14 @@ const sale: Schema = {
       provider_payment_id: nullable({ type: 'string', minLength: 1, maxLength: LIMITS.providerPaymentIdMaxLength }),
       livemode: nullable({ type: 'boolean' }),
       is_recurring: { type: 'boolean' },
-      sale_type: { type: 'string', description: 'Cut to 64 characters.' },
-      subscription_id: { type: 'string', description: 'Cut to 255 characters.' },
+      sale_type: kept(64),
+      subscription_id: kept(255),
       additional_data: additionalData,
     },
   ),
   // transaction_id and amount_cents are required, except in a test event.
   if: { not: { properties: { additional_data: { properties: { test_mode: { const: true } }, required: ['test_mode'] } }, required: ['additional_data'] } },
-  then: { required: ['transaction_id', 'amount_cents'] },
+  then: { required: ['transaction_id', 'amount_cents'], anyOf: [{ required: ['customer_key'] }, { required: ['click_id'] }] },
 };
 
 /** A Stripe event as Stripe sends it; the Stripe-Signature header signs the raw body with the connection's webhook secret. */
@@ -188,9 +191,26 @@ const ledgerQuery: Record<string, Schema> = {
 };
 
 export const OPERATION_REQUESTS: Readonly<Record<string, RequestDescription>> = {
-  [`POST ${ROUTES.trackClick.path}`]: { body: body({ affiliate_url: { type: 'string', minLength: 1, description: 'The landing page URL with its `aff` parameter.' } }, { additional_data: additionalData }) },
+  [`POST ${ROUTES.trackClick.path}`]: {
+    body: body(
+      { affiliate_url: { type: 'string', minLength: 1, description: 'The landing page URL with its `aff` parameter.' } },
+      {
+        page_url: kept(2048),
+        page_title: kept(512),
+        referrer_url: kept(2048),
+        session_id: kept(255),
+        screen_resolution: kept(32),
+        viewport_size: kept(32),
+        language: kept(35),
+        timezone: kept(64),
+        user_agent: kept(1024, { description: 'Defaults to the User-Agent header; cut to 1024 characters.' }),
+        existing_click_id: { type: 'string', description: 'A click id already in the visitor\'s cookie: the customer keeps its first partner and click id.' },
+        additional_data: additionalData,
+      },
+    ),
+  },
   [`POST ${ROUTES.trackLead.path}`]: {
-    body: body({}, { click_id: { type: 'string' }, customer_key: { type: 'string' }, email: { type: 'string' }, session_id: { type: 'string' }, page_url: { type: 'string' }, additional_data: additionalData }, {
+    body: body({}, { click_id: { type: 'string' }, customer_key: { type: 'string' }, email: kept(320), session_id: kept(255), page_url: kept(2048), additional_data: additionalData }, {
       anyOf: [{ required: ['click_id'], properties: { click_id: { pattern: '\\S' } } }, { required: ['customer_key'], properties: { customer_key: { pattern: '\\S' } } }],
     }),
   },
