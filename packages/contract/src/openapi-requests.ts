@@ -93,7 +93,7 @@ const newProgram = (extra: Record<string, Schema>): Schema =>
     percentCap,
   );
 /** Changing a program: only the members given change; at least one. */
-const programUpdate: Schema = body({}, programFields, { minProperties: 1, anyOf: Object.keys(programFields).map((k) => ({ required: [k] })), ...percentCap });
+const programUpdate: Schema = body({}, programFields, { anyOf: Object.keys(programFields).map((k) => ({ required: [k] })), ...percentCap });
 
 /* ------------------------------------------------------------------ webhooks */
 
