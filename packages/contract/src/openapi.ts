@@ -8,6 +8,7 @@
  */
 import { BRAND } from './brand.js';
 import { ERROR_CODES, STATUS_NAMES } from './errors.js';
+import { NO_COMMISSION_REASONS } from './commissions.js';
 import { DOMAIN_EVENT_TYPES } from './events.js';
 import { COMMISSION_STATUSES, ROLES } from './limits.js';
 import { OPERATION_REQUESTS } from './openapi-requests.js';
@@ -275,7 +276,13 @@ const SPEC_OPERATIONS: ApiOperation[] = [
   }, { ...programKeyTyped, errors: [403] }),
   op('OPTIONS', ROUTES.trackLead.path, 'none', 'Tracking', 'CORS preflight of the lead route', { 204: {} }),
   op('POST', ROUTES.trackSale.path, 'program_key', 'Tracking', 'Record a sale (spec 4.3)', {
-    200: ok({ type: 'object', properties: { attributed: bool, test_mode: bool, sale_id: int, transaction_id: str, commission_reason: nullable(str) } }),
+    200: ok({
+      anyOf: [
+        obj({ attributed: { const: true }, sale_id: int, transaction_id: str, commission_id: nullable(int), commission_amount_cents: int, currency: str, commission_reason: nullable(enumOf(...NO_COMMISSION_REASONS)) }),
+        obj({ attributed: { const: false }, reason: { const: 'attribution_window_expired' } }),
+        obj({ test_mode: { const: true }, sale_id: int, transaction_id: str, commission_reason: { const: 'test_mode' } }),
+      ],
+    }),
   }, { ...programKeyTyped, errors: [403, 404, 409, 422] }),
   op('POST', ROUTES.trackRefund.path, 'program_key', 'Tracking', 'Record a refund (spec 4.4)', {
     200: ok(obj({ refund_id: int, sale_id: int, transaction_id: str, reason: str, commission_id: nullable(int), commission_status: nullable(str), adjustment_amount_cents: int })),
