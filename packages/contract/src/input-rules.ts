@@ -24,6 +24,25 @@ export const INPUT_RULES = {
   /** One-time sign-in and invitation tokens as mailed. */
   portalTokenMinLength: 20,
   portalTokenMaxLength: 200,
+  /**
+   * Free text stored with a tracking event: cut to this many characters, never refused (a value
+   * that is not text is dropped).
+   */
+  storedText: {
+    page_url: 2048,
+    referrer_url: 2048,
+    page_title: 512,
+    session_id: 255,
+    screen_resolution: 32,
+    viewport_size: 32,
+    language: 35,
+    timezone: 64,
+    user_agent: 1024,
+    email: 320,
+    sale_type: 64,
+    subscription_id: 255,
+    refund_reason: 2000,
+  },
   /** Payout details (docs/commissions.md): bank identifiers as checked, without spaces, upper-case. */
   payoutDetails: {
     email: /^[^@\s,"]{1,200}@[^@\s,"]{1,200}\.[^@\s,"]{2,63}$/,

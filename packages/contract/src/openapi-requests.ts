@@ -138,7 +138,7 @@ const payoutDetails: Schema = {
 /* ------------------------------------------------------------------ tracking */
 
 /** Free text stored with an event: cut to `max` characters; a value that is not text is ignored, never refused. */
-const kept = (max: number, extra: Schema = {}): Schema => ({ type: 'string', description: `Cut to ${max} characters; a value that is not text is ignored.`, ...extra });
+const kept = (field: keyof typeof INPUT_RULES.storedText, extra: Schema = {}): Schema => ({ type: 'string', description: `Cut to ${INPUT_RULES.storedText[field]} characters; a value that is not text is ignored.`, ...extra });
 
 /** `additional_data.test_mode: true` marks a test event (spec 4.1–4.3). */
 const additionalData: Schema = { type: 'object', properties: { test_mode: { type: 'boolean' }, program_id: { anyOf: [id, { type: 'string', pattern: '^[0-9]{1,15}$' }] } } };
@@ -156,8 +156,8 @@ const sale: Schema = {
       provider_payment_id: nullable({ type: 'string', minLength: 1, maxLength: LIMITS.providerPaymentIdMaxLength }),
       livemode: nullable({ type: 'boolean' }),
       is_recurring: { type: 'boolean' },
-      sale_type: kept(64),
-      subscription_id: kept(255),
+      sale_type: kept('sale_type'),
+      subscription_id: kept('subscription_id'),
       additional_data: additionalData,
     },
   ),
@@ -195,28 +195,28 @@ export const OPERATION_REQUESTS: Readonly<Record<string, RequestDescription>> = 
     body: body(
       { affiliate_url: { type: 'string', minLength: 1, description: 'The landing page URL with its `aff` parameter.' } },
       {
-        page_url: kept(2048),
-        page_title: kept(512),
-        referrer_url: kept(2048),
-        session_id: kept(255),
-        screen_resolution: kept(32),
-        viewport_size: kept(32),
-        language: kept(35),
-        timezone: kept(64),
-        user_agent: kept(1024, { description: 'Defaults to the User-Agent header; cut to 1024 characters.' }),
+        page_url: kept('page_url'),
+        page_title: kept('page_title'),
+        referrer_url: kept('referrer_url'),
+        session_id: kept('session_id'),
+        screen_resolution: kept('screen_resolution'),
+        viewport_size: kept('viewport_size'),
+        language: kept('language'),
+        timezone: kept('timezone'),
+        user_agent: kept('user_agent', { description: `Defaults to the User-Agent header; cut to ${INPUT_RULES.storedText.user_agent} characters.` }),
         existing_click_id: { type: 'string', description: 'A click id already in the visitor\'s cookie: the customer keeps its first partner and click id.' },
         additional_data: additionalData,
       },
     ),
   },
   [`POST ${ROUTES.trackLead.path}`]: {
-    body: body({}, { click_id: { type: 'string' }, customer_key: { type: 'string' }, email: kept(320), session_id: kept(255), page_url: kept(2048), additional_data: additionalData }, {
+    body: body({}, { click_id: { type: 'string' }, customer_key: { type: 'string' }, email: kept('email'), session_id: kept('session_id'), page_url: kept('page_url'), additional_data: additionalData }, {
       anyOf: [{ required: ['click_id'], properties: { click_id: { pattern: '\\S' } } }, { required: ['customer_key'], properties: { customer_key: { pattern: '\\S' } } }],
     }),
   },
   [`POST ${ROUTES.trackSale.path}`]: { body: sale },
   [`POST ${ROUTES.trackRefund.path}`]: {
-    body: body({ transaction_id: { type: 'string', pattern: '\\S', maxLength: INPUT_RULES.transactionIdMaxLength } }, { reason: nullable(enumOf(REFUND_REASONS, { default: 'refund' })), refund_reason: nullable({ type: 'string', description: 'Cut to 2000 characters.' }) }),
+    body: body({ transaction_id: { type: 'string', pattern: '\\S', maxLength: INPUT_RULES.transactionIdMaxLength } }, { reason: nullable(enumOf(REFUND_REASONS, { default: 'refund' })), refund_reason: nullable(kept('refund_reason')) }),
   },
   [`POST ${ROUTES.stripeWebhook.path}`]: { body: stripeEvent },
   [`POST ${ROUTES.stripeWebhookEndpoint.path}`]: { body: stripeEvent },

@@ -76,7 +76,7 @@ export function parseSaleInput(body: Body, now: number): SaleInput {
     providerPaymentId,
     livemode,
     isRecurring: body.is_recurring === true,
-    saleType: text(body.sale_type, 64),
-    subscriptionId: text(body.subscription_id, 255),
+    saleType: text(body.sale_type, INPUT_RULES.storedText.sale_type),
+    subscriptionId: text(body.subscription_id, INPUT_RULES.storedText.subscription_id),
   };
 }

@@ -20,7 +20,7 @@ export function trackRefund(deps: AppDeps) {
       reason = body.reason as RefundReason;
     }
     if (body.refund_reason !== undefined && body.refund_reason !== null && typeof body.refund_reason !== 'string') fail(ERRORS.refundRefundReason);
-    const refundReason = typeof body.refund_reason === 'string' ? body.refund_reason.slice(0, 2000) : null;
+    const refundReason = typeof body.refund_reason === 'string' ? body.refund_reason.slice(0, INPUT_RULES.storedText.refund_reason) : null;
     const now = deps.now();
     const data = await deps.atomic((trx) => refundSale(trx, { programId: key.programId, transactionId, reason, refundReason }, now));
     ctx.body = { success: true, data } satisfies RefundResponse;
