@@ -154,6 +154,20 @@ describe(`[${dbKind}] the metrics listener (METRICS_PORT, METRICS_HOST)`, () => 
     expect(head.text).toBe('');
   });
 
+  it('keeps answering through a drain, showing reftrack_draining 1, and stops with the process', async () => {
+    const t = await startTestServer({ env: { METRICS_PORT: '0' } });
+    try {
+      const draining = t.running.drain(300);
+      const res = await fetch(`${t.running.metricsUrl}/metrics`);
+      expect(res.status).toBe(200);
+      expect(sample(await res.text(), 'reftrack_draining')).toBe(1);
+      await draining;
+      await expect(fetch(`${t.running.metricsUrl}/metrics`)).rejects.toThrow();
+    } finally {
+      await t.close();
+    }
+  });
+
   it('is not started without METRICS_PORT', async () => {
     const t = await startTestServer({ env: { METRICS_TOKEN: TOKEN } });
     try {
