@@ -17,7 +17,6 @@ import { parseId } from '../../auth/workspace-access.js';
 import { ownPartner } from '../../auth/portal-partner.js';
 import { parsePayoutDetails, savePayoutDetails, viewPayoutDetails } from '../../domain/payout-details.js';
 import { shareUrl } from '../../domain/links.js';
-import { readPortalSettings } from '../../domain/portal-settings.js';
 import { payoutCsvLines } from '../../domain/payout-files.js';
 import { readPayoutDetails } from '../../domain/payout-details.js';
 import { readPayouts } from '../../domain/payouts.js';
@@ -40,7 +39,7 @@ export function portalOverview(deps: AppDeps) {
     const sales = count(await db('sale_events as e').join('customers as c', 'c.id', 'e.customer_id').whereIn('c.link_id', linkIds).where('e.is_test', false).groupBy('c.link_id').select('c.link_id').count({ n: '*' }));
     const commissions: Array<Record<string, unknown>> = await db('commissions').where({ partner_id: partnerId }).groupBy('status', 'currency').orderBy(['currency', 'status']).select('status', 'currency').count({ n: '*' }).sum({ total: 'amount_cents' });
     const payouts = await db('payouts').where({ partner_id: partnerId }).orderBy('created_at', 'desc').limit(100).select('id', 'program_id', 'reference', 'currency', 'amount_cents', 'method', 'status', 'created_at');
-    const settings = new Map(await Promise.all(programs.map(async (p) => [Number(p.id), await readPortalSettings(db, Number(p.id))] as const)));
+    const requestsOpen = new Set((await db('program_portal_settings').whereIn('program_id', programs.map((p) => Number(p.id))).where({ link_requests_open: true }).pluck('program_id')).map(Number));
     const csv = await payoutCsvLines(
       await readPayouts(db, { partnerId }, 100),
       (await readPayoutDetails(db, deps.secrets, [partnerId])).get(partnerId),
@@ -51,7 +50,7 @@ export function portalOverview(deps: AppDeps) {
       terms: programs.map((p) => ({
         program_id: Number(p.id), program_name: p.name, domain: p.domain ?? null, commission_type: p.commission_type, commission_rate: Number(p.commission_rate),
         cookie_window_days: Number(p.attribution_window_days), hold_days: Number(p.commission_hold_days), payout_minimum: Number(p.payout_minimum),
-        link_requests_open: settings.get(Number(p.id))?.linkRequestsOpen ?? false,
+        link_requests_open: requestsOpen.has(Number(p.id)),
       })),
       links: links.map((l) => ({
         id: Number(l.id), program_id: Number(l.program_id), short_link: l.short_link, url: shareUrl(deps, Number(l.program_id), l.short_link, l.domain ?? null) ?? `?aff=${encodeURIComponent(l.short_link)}`,
