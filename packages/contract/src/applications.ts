@@ -2,6 +2,7 @@
  * Applications to a program and partners' link requests (docs/partners.md, "Applications" and
  * "Link requests"): names, limits and shapes shared by the server and the web app.
  */
+import type { PortalTerms } from './portal.js';
 
 export const APPLICATION_LIMITS = {
   nameMax: 200,
@@ -37,16 +38,8 @@ export interface ProgramPortalSettings {
   apply_url: string | null;
 }
 
-/** GET /api/apply/:slug — a program's terms as the public application page shows them. */
-export interface PublicProgramTerms {
-  program_name: string;
-  domain: string | null;
-  commission_type: string;
-  commission_rate: number;
-  cookie_window_days: number;
-  hold_days: number;
-  payout_minimum: number;
-}
+/** GET /api/apply/:slug — a program's terms as the public application page shows them (the portal's terms, less ids and settings). */
+export type PublicProgramTerms = Omit<PortalTerms, 'program_id' | 'link_requests_open'>;
 
 export type DecisionStatus = 'pending' | 'approved' | 'declined';
 export const DECISION_STATUSES: readonly DecisionStatus[] = ['pending', 'approved', 'declined'];

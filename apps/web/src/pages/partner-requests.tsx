@@ -4,6 +4,7 @@
  * the owner approves or declines.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
 import type { DashboardApplication, DashboardProgram, LinkRequestView } from '@reftrack/contract';
 import { api } from '../lib/api.js';
 import { useLoad } from '../lib/use-load.js';
@@ -43,7 +44,7 @@ export function PortalSettingsPanel({ program, mayWrite }: { program: DashboardP
         <div class="stack">
           <label class="check">
             <input type="checkbox" checked={s.applications_open} disabled={!mayWrite || busy} onChange={(e) => change({ applications_open: e.currentTarget.checked, link_requests_open: s.link_requests_open })} />{' '}
-            Open for applications: anyone with the link below can apply to become a partner
+            Open for applications: a public page takes applications to become a partner
           </label>
           <label class="check">
             <input type="checkbox" checked={s.link_requests_open} disabled={!mayWrite || busy} onChange={(e) => change({ applications_open: s.applications_open, link_requests_open: e.currentTarget.checked })} />{' '}
@@ -107,70 +108,77 @@ function DeclineForm({ what, withNotify, onDecline, onCancel }: { what: string; 
   );
 }
 
-export function ApplicationsPanel({ program, mayWrite, onApproved }: { program: DashboardProgram; mayWrite: boolean; onApproved: () => void }) {
-  const list = useLoad(() => api.applications(program.id), [program.id]);
+/**
+ * Pending items the owner approves or declines, one table: the load, the busy row, the message,
+ * the open decline form. `approve` and `decline` run the call and answer the sentence to show.
+ */
+function PendingSection<T extends { id: number }>(props: {
+  id: string;
+  title: string;
+  empty: string;
+  regionLabel: string;
+  mayWrite: boolean;
+  load: () => Promise<T[]>;
+  deps: unknown[];
+  head: ComponentChildren;
+  cells: (item: T) => ComponentChildren;
+  name: (item: T) => string;
+  withNotify: boolean;
+  approve: (item: T) => Promise<string>;
+  decline: (item: T, reason: string, notify: boolean) => Promise<string>;
+}) {
+  const list = useLoad(props.load, props.deps);
   const [said, setSaid] = useState('');
   const [error, setError] = useState<unknown>(null);
-  const [declining, setDeclining] = useState<DashboardApplication | null>(null);
+  const [declining, setDeclining] = useState<T | null>(null);
   const [busy, setBusy] = useState<number | null>(null);
-  const remove = (id: number) => list.setData((list.data ?? []).filter((a) => a.id !== id));
-  async function approve(a: DashboardApplication) {
+  const remove = (id: number) => list.setData((list.data ?? []).filter((x) => x.id !== id));
+  async function approve(item: T) {
     if (busy !== null) return;
-    setBusy(a.id);
+    setBusy(item.id);
     setError(null);
     try {
-      const done = await api.approveApplication(a.id);
-      remove(a.id);
-      setSaid(`${a.name} approved: partner created with the link ${done.link.short_link}, and an invitation sent to ${a.email}.`);
-      onApproved();
+      const sentence = await props.approve(item);
+      remove(item.id);
+      setSaid(sentence);
     } catch (err) {
       setError(err);
     } finally {
       setBusy(null);
     }
   }
-  async function decline(a: DashboardApplication, reason: string, notify: boolean) {
-    await api.declineApplication(a.id, { reason, notify });
-    remove(a.id);
+  async function decline(item: T, reason: string, notify: boolean) {
+    const sentence = await props.decline(item, reason, notify);
+    remove(item.id);
     setDeclining(null);
-    setSaid(`The application of ${a.name} was declined${notify ? ' and the applicant told by e-mail' : ''}.`);
+    setSaid(sentence);
   }
   const rows = list.data ?? [];
   return (
-    <section class="panel" aria-labelledby="applications-title">
-      <h2 id="applications-title">Applications</h2>
-      {list.loading && !list.data ? <Loading what="applications" /> : null}
+    <section class="panel" aria-labelledby={`${props.id}-title`}>
+      <h2 id={`${props.id}-title`}>{props.title}</h2>
+      {list.loading && !list.data ? <Loading what={props.title.toLowerCase()} /> : null}
       <ErrorNotice error={list.error} />
-      {list.data && rows.length === 0 ? <p>No applications waiting.</p> : null}
+      {list.data && rows.length === 0 ? <p>{props.empty}</p> : null}
       {rows.length > 0 ? (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Applications waiting for a decision">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={props.regionLabel}>
           <table>
             <thead>
               <tr>
-                <th scope="col">Applicant</th>
-                <th scope="col">Website</th>
-                <th scope="col">How they will promote</th>
-                <th scope="col">Applied</th>
-                {mayWrite ? <th scope="col">Decision</th> : null}
+                {props.head}
+                {props.mayWrite ? <th scope="col">Decision</th> : null}
               </tr>
             </thead>
             <tbody>
-              {rows.map((a) => (
-                <tr key={a.id}>
-                  <th scope="row">
-                    {a.name}
-                    <span class="sub money-line">{a.email}</span>
-                    {a.existing_partner_id ? <span class="sub money-line">already a partner of this workspace</span> : null}
-                  </th>
-                  <td>{a.website ? <span class="url">{a.website}</span> : '—'}</td>
-                  <td class="prose-cell">{a.promotion}</td>
-                  <td>{formatDateTime(a.created_at)}</td>
-                  {mayWrite ? (
+              {rows.map((item) => (
+                <tr key={item.id}>
+                  {props.cells(item)}
+                  {props.mayWrite ? (
                     <td>
-                      <button type="button" class="small" aria-label={`Approve ${a.name}`} onClick={() => approve(a)} disabled={busy === a.id}>
+                      <button type="button" class="small" aria-label={`Approve ${props.name(item)}`} onClick={() => approve(item)} disabled={busy === item.id}>
                         Approve
                       </button>{' '}
-                      <button type="button" class="secondary small" aria-label={`Decline ${a.name}`} aria-expanded={declining?.id === a.id} onClick={() => setDeclining(a)}>
+                      <button type="button" class="secondary small" aria-label={`Decline ${props.name(item)}`} aria-expanded={declining?.id === item.id} onClick={() => setDeclining(item)}>
                         Decline…
                       </button>
                     </td>
@@ -181,88 +189,97 @@ export function ApplicationsPanel({ program, mayWrite, onApproved }: { program: 
           </table>
         </div>
       ) : null}
-      {declining ? <DeclineForm key={declining.id} what={`the application of ${declining.name}`} withNotify onDecline={(r, n) => decline(declining, r, n)} onCancel={() => setDeclining(null)} /> : null}
+      {declining ? <DeclineForm key={declining.id} what={props.name(declining)} withNotify={props.withNotify} onDecline={(r, n) => decline(declining, r, n)} onCancel={() => setDeclining(null)} /> : null}
       {said ? <Status>{said}</Status> : null}
       <ErrorNotice error={error} />
     </section>
   );
 }
 
-export function LinkRequestsPanel({ program, mayWrite, onApproved }: { program: DashboardProgram; mayWrite: boolean; onApproved: () => void }) {
-  const list = useLoad(() => api.linkRequests(program.id), [program.id]);
-  const [said, setSaid] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [declining, setDeclining] = useState<LinkRequestView | null>(null);
-  const [busy, setBusy] = useState<number | null>(null);
-  const remove = (id: number) => list.setData((list.data ?? []).filter((r) => r.id !== id));
-  async function approve(r: LinkRequestView) {
-    if (busy !== null) return;
-    setBusy(r.id);
-    setError(null);
-    try {
-      const done = await api.approveLinkRequest(r.id);
-      remove(r.id);
-      setSaid(`Link ${done.link.short_link} created for ${r.partner_name}.`);
-      onApproved();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(null);
-    }
-  }
-  async function decline(r: LinkRequestView, reason: string) {
-    await api.declineLinkRequest(r.id, { reason });
-    remove(r.id);
-    setDeclining(null);
-    setSaid(`The link request of ${r.partner_name} was declined.`);
-  }
-  const rows = list.data ?? [];
+export function ApplicationsPanel({ program, mayWrite, onApproved }: { program: DashboardProgram; mayWrite: boolean; onApproved: () => void }) {
   return (
-    <section class="panel" aria-labelledby="link-requests-title">
-      <h2 id="link-requests-title">Link requests</h2>
-      {list.loading && !list.data ? <Loading what="link requests" /> : null}
-      <ErrorNotice error={list.error} />
-      {list.data && rows.length === 0 ? <p>No link requests waiting.</p> : null}
-      {rows.length > 0 ? (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Link requests waiting for a decision">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Partner</th>
-                <th scope="col">Short link asked for</th>
-                <th scope="col">Note</th>
-                <th scope="col">Asked</th>
-                {mayWrite ? <th scope="col">Decision</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={r.id}>
-                  <th scope="row">
-                    {r.partner_name} <code>{r.partner_code}</code>
-                  </th>
-                  <td>{r.short_link ? <code>{r.short_link}</code> : <span class="sub">any (made from the partner code)</span>}</td>
-                  <td class="prose-cell">{r.note ?? '—'}</td>
-                  <td>{formatDateTime(r.created_at)}</td>
-                  {mayWrite ? (
-                    <td>
-                      <button type="button" class="small" aria-label={`Approve the link request of ${r.partner_name}`} onClick={() => approve(r)} disabled={busy === r.id}>
-                        Approve
-                      </button>{' '}
-                      <button type="button" class="secondary small" aria-label={`Decline the link request of ${r.partner_name}`} aria-expanded={declining?.id === r.id} onClick={() => setDeclining(r)}>
-                        Decline…
-                      </button>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-      {declining ? <DeclineForm key={declining.id} what={`the link request of ${declining.partner_name}`} withNotify={false} onDecline={(reason) => decline(declining, reason)} onCancel={() => setDeclining(null)} /> : null}
-      {said ? <Status>{said}</Status> : null}
-      <ErrorNotice error={error} />
-    </section>
+    <PendingSection<DashboardApplication>
+      id="applications"
+      title="Applications"
+      empty="No applications waiting."
+      regionLabel="Applications waiting for a decision"
+      mayWrite={mayWrite}
+      load={() => api.applications(program.id)}
+      deps={[program.id]}
+      head={
+        <>
+          <th scope="col">Applicant</th>
+          <th scope="col">Website</th>
+          <th scope="col">How they will promote</th>
+          <th scope="col">Applied</th>
+        </>
+      }
+      cells={(a) => (
+        <>
+          <th scope="row">
+            {a.name}
+            <span class="sub money-line">{a.email}</span>
+            {a.existing_partner_id ? <span class="sub money-line">already a partner of this workspace</span> : null}
+          </th>
+          <td>{a.website ? <span class="url">{a.website}</span> : '—'}</td>
+          <td class="prose-cell">{a.promotion}</td>
+          <td>{formatDateTime(a.created_at)}</td>
+        </>
+      )}
+      name={(a) => a.name}
+      withNotify
+      approve={async (a) => {
+        const done = await api.approveApplication(a.id);
+        onApproved();
+        return `${a.name} approved: partner created with the link ${done.link.short_link}, and an invitation sent to ${a.email}.`;
+      }}
+      decline={async (a, reason, notify) => {
+        await api.declineApplication(a.id, { reason, notify });
+        return `The application of ${a.name} was declined${notify ? ' and the applicant told by e-mail' : ''}.`;
+      }}
+    />
+  );
+}
+
+export function LinkRequestsPanel({ program, mayWrite, onApproved }: { program: DashboardProgram; mayWrite: boolean; onApproved: () => void }) {
+  return (
+    <PendingSection<LinkRequestView>
+      id="link-requests"
+      title="Link requests"
+      empty="No link requests waiting."
+      regionLabel="Link requests waiting for a decision"
+      mayWrite={mayWrite}
+      load={() => api.linkRequests(program.id)}
+      deps={[program.id]}
+      head={
+        <>
+          <th scope="col">Partner</th>
+          <th scope="col">Short link asked for</th>
+          <th scope="col">Note</th>
+          <th scope="col">Asked</th>
+        </>
+      }
+      cells={(r) => (
+        <>
+          <th scope="row">
+            {r.partner_name} <code>{r.partner_code}</code>
+          </th>
+          <td>{r.short_link ? <code>{r.short_link}</code> : <span class="sub">any (made from the partner code)</span>}</td>
+          <td class="prose-cell">{r.note ?? '—'}</td>
+          <td>{formatDateTime(r.created_at)}</td>
+        </>
+      )}
+      name={(r) => `the link request of ${r.partner_name}`}
+      withNotify={false}
+      approve={async (r) => {
+        const done = await api.approveLinkRequest(r.id);
+        onApproved();
+        return `Link ${done.link.short_link} created for ${r.partner_name}.`;
+      }}
+      decline={async (r, reason) => {
+        await api.declineLinkRequest(r.id, { reason });
+        return `The link request of ${r.partner_name} was declined.`;
+      }}
+    />
   );
 }
