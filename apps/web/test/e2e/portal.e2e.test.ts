@@ -2,7 +2,11 @@
  * The partner portal in real Chromium against the real server (docs/partners.md): an owner invites
  * a partner from the partners page; the invitation arrives at a real SMTP server run here; the
  * partner accepts it, sees the portal, signs out, and signs in again with a one-time link read from
- * the mail. The pages pass axe-core, work at phone width and from the keyboard.
+ * the mail. Then: a link request asked in the portal and approved on the partners page; a link's QR
+ * code and daily chart; bank details for Wise and a payout's line of the Wise file; a program opened
+ * for applications, a visitor applying on the public page by keyboard, the owner approving, and the
+ * invitation mail signing the new partner in. The pages pass axe-core, work at phone width and from
+ * the keyboard.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
