@@ -266,6 +266,19 @@ describe(`[${dbKind}] Owner decisions`, () => {
     expect((await s.db('partner_applications').where({ id }).first('status')).status).toBe('pending');
   });
 
+  it("the public routes answer the same with an advertiser's session, a partner's session or none, and never more", async () => {
+    const signedIn = await s.post('/api/portal/sign-in/verify', { token: tokenOf((await s.post('/api/portal/sign-in', { email: 'alex@apply.test' }), await mailTo(s, smtp, 'alex@apply.test', '/portal/verify'))) });
+    const partner = cookieOf(signedIn);
+    const answers = await Promise.all([{}, owner, partner].map((who) => s.get(`/api/apply/${slug}`, who)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(answers[1]!.body).toEqual(answers[0]!.body);
+    expect(answers[2]!.body).toEqual(answers[0]!.body);
+    const posts = await Promise.all([{}, owner, partner].map((who, i) => apply(form(`probe${i}@apply.test`), who)));
+    expect(posts.map((p) => p.status)).toEqual([202, 202, 202]);
+    expect(posts[1]!.body).toEqual(posts[0]!.body);
+    expect(posts[2]!.body).toEqual(posts[0]!.body);
+  });
+
   it('the public page never shows applicants or e-mail addresses', async () => {
     const res = await s.get(`/api/apply/${slug}`);
     expect(res.text).not.toMatch(/@/);
