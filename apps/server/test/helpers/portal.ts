@@ -31,12 +31,14 @@ export const send = (s: TestServer, method: string, path: string, body: unknown,
   s.raw(path, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 /**
- * The workspace's audit entries once one matches `wanted`: the outbox is drained until it does (the
- * server's own runner may hold a batch at the moment), at most 100 rounds.
+ * The workspace's audit entries once one matches `wanted`: the outbox is drained until it does, at
+ * most 500 rounds. On PostgreSQL the outbox reads only events older than every running transaction
+ * (pg_snapshot_xmin, which is cluster-wide), so on a shared server another database's long
+ * transaction holds them back for a while.
  */
 export async function auditEntries(s: TestServer, who: Record<string, string>, wanted: (e: { action: string; summary: string }) => boolean, workspace = 1): Promise<Array<{ action: string; summary: string }>> {
   let entries: Array<{ action: string; summary: string }> = [];
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 500; i++) {
     await s.running.deps.outbox.drain();
     entries = (await s.get(`/api/dashboard/workspaces/${workspace}/audit-log?pageSize=100`, who)).body.data;
     if (entries.some(wanted)) return entries;
