@@ -77,6 +77,7 @@ function concretePath(path: string): string {
   return path.replace(/\{(\w+)\}/g, (_, name: string, offset: number) => {
     if (name === 'endpointId') return 'whe_unknown';
     if (name === 'programId') return '1';
+    if (name === 'slug') return ids.applySlug ?? 'AAAAAAAAAAAAAAAA';
     const before = path.slice(0, offset);
     if (/webhook-deliveries\/$/.test(before)) return ids.delivery ?? '1';
     if (/webhooks\/$/.test(before)) return ids.webhook ?? '1';
@@ -121,6 +122,10 @@ beforeAll(async () => {
   const person = await insertId(s.db, 'portal_people', { email: 'pat.portal@p.test', created_at: Date.now() });
   await s.db('partner_portal_access').insert({ partner_id: 1, person_id: person, created_at: Date.now() });
   portalCookie = { cookie: `${PORTAL_SESSION_COOKIE}=${(await createPortalSession(s.db, person, Date.now())).token}` };
+  // Program 1 open for applications, so its public page answers (docs/partners.md, "Applications").
+  const opened = await s.raw('/api/dashboard/programs/1/portal-settings', { method: 'PUT', headers: { ...cookie, 'content-type': 'application/json' }, body: JSON.stringify({ applications_open: true, link_requests_open: true }) });
+  expect(opened.status, opened.text).toBe(200);
+  ids.applySlug = String(opened.body.data.apply_url).split('/').pop()!;
   const hook = await s.post('/api/dashboard/workspaces/1/webhooks', { url: 'https://hooks.acme.test/reftrack', event_types: ['sale.created'] }, cookie);
   expect(hook.status, hook.text).toBe(201);
   ids.webhook = String(hook.body.data.id);
