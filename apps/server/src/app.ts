@@ -65,7 +65,12 @@ export function registeredRoutes(app: Koa): Array<{ method: string; path: string
 }
 import { invitePartnerRoute } from './routes/dashboard/invitations.js';
 import { portalAcceptInvitation, portalMe, portalRequestSignIn, portalSignOut, portalVerifySignIn } from './routes/portal/session.js';
-import { portalGetPayoutDetails, portalOverview, portalPutPayoutDetails } from './routes/portal/partner.js';
+import { portalGetPayoutDetails, portalLinkDaily, portalOverview, portalPutPayoutDetails } from './routes/portal/partner.js';
+import { portalListLinkRequests, portalRequestLink } from './routes/portal/link-requests.js';
+import { getPortalSettings, putPortalSettings } from './routes/dashboard/portal-settings.js';
+import { approveApplicationRoute, declineApplicationRoute, listApplicationsRoute } from './routes/dashboard/applications.js';
+import { approveLinkRequestRoute, declineLinkRequestRoute, listLinkRequestsRoute } from './routes/dashboard/link-requests.js';
+import { publicProgramTerms, submitApplicationRoute } from './routes/apply/public.js';
 import { devMailbox, DEV_MAILBOX_POLICY } from './routes/dev/mailbox.js';
 import { requirePortalSession } from './auth/portal-session.js';
 
@@ -180,6 +185,21 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/api/portal/partners/:id', ...dash, portalSession, portalOverview(deps));
   router.get('/api/portal/partners/:id/payout-details', ...dash, portalSession, portalGetPayoutDetails(deps));
   router.put('/api/portal/partners/:id/payout-details', ...dash, portalSession, portalPutPayoutDetails(deps));
+  // Applications and link requests (docs/partners.md): program settings, the public application
+  // form (no session; same-origin JSON; its own bucket per client address), the owner's decisions.
+  router.get('/api/dashboard/programs/:id/portal-settings', ...dash, session, getPortalSettings(deps));
+  router.put('/api/dashboard/programs/:id/portal-settings', ...dash, session, putPortalSettings(deps));
+  router.get('/api/dashboard/programs/:id/applications', ...dash, session, listApplicationsRoute(deps));
+  router.post('/api/dashboard/applications/:id/approve', ...dash, session, approveApplicationRoute(deps));
+  router.post('/api/dashboard/applications/:id/decline', ...dash, session, declineApplicationRoute(deps));
+  router.get('/api/dashboard/programs/:id/link-requests', ...dash, session, listLinkRequestsRoute(deps));
+  router.post('/api/dashboard/link-requests/:id/approve', ...dash, session, approveLinkRequestRoute(deps));
+  router.post('/api/dashboard/link-requests/:id/decline', ...dash, session, declineLinkRequestRoute(deps));
+  router.get('/api/apply/:slug', ...dash, publicProgramTerms(deps));
+  router.post('/api/apply/:slug', entry({ failure: ERRORS.internal, bucket: 'portalApply' }), sessionWrite, submitApplicationRoute(deps));
+  router.get('/api/portal/partners/:id/link-requests', ...dash, portalSession, portalListLinkRequests(deps));
+  router.post('/api/portal/partners/:id/link-requests', ...dash, portalSession, portalRequestLink(deps));
+  router.get('/api/portal/partners/:id/links/:linkId/daily', ...dash, portalSession, portalLinkDaily(deps));
   router.get('/dev/mailbox', page(DEV_MAILBOX_POLICY), devMailbox(deps));
   router.get(ROUTES.trackingEvents.path, entry({ failure: ERRORS.eventsFailed, bucket: 'dashboard' }), session, trackingEvents(deps));
   router.get('/dev-idp/sign-in', page(DEV_SIGN_IN_PAGE_POLICY), devSignInPage(deps));

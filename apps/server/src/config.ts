@@ -57,6 +57,10 @@ export interface Config {
   mail: { smtpUrl?: string; from: string };
   /** METRICS_TOKEN: the bearer token of GET /metrics; without it /metrics answers 404. */
   metricsToken?: string;
+  /** METRICS_PORT: a listener of its own serving GET /metrics without a token (unset: none; 0: any free port). */
+  metricsPort?: number;
+  /** METRICS_HOST: the address of that listener (default 127.0.0.1). */
+  metricsHost: string;
   /** SHUTDOWN_GRACE_MS: how long a draining process keeps serving after SIGTERM (/readyz already 503). */
   shutdownGraceMs: number;
   /** DATABASE_WAIT_MS: how long `start` waits for an unreachable database, with back-off, before giving up. */
@@ -139,6 +143,14 @@ function millis(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   return n;
 }
 
+function metricsListener(env: NodeJS.ProcessEnv): { metricsPort?: number; metricsHost: string } {
+  const metricsHost = env.METRICS_HOST || '127.0.0.1';
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') return { metricsHost };
+  const metricsPort = Number(env.METRICS_PORT);
+  if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) throw new ConfigError(`METRICS_PORT must be an integer 0-65535 (got "${env.METRICS_PORT}")`);
+  return { metricsPort, metricsHost };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer 0-65535 (got "${env.PORT}")`);
@@ -196,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: { allowPrivateTargets: truthy(env.WEBHOOKS_ALLOW_PRIVATE_TARGETS), timeoutMs: parseTimeout(env.WEBHOOKS_TIMEOUT_MS) },
     mail: { ...(env.SMTP_URL ? { smtpUrl: env.SMTP_URL } : {}), from: env.MAIL_FROM || `Reftrack <no-reply@${publicUrl.hostname}>` },
     metricsToken: env.METRICS_TOKEN || undefined,
+    ...metricsListener(env),
     shutdownGraceMs: millis(env, 'SHUTDOWN_GRACE_MS', 5_000),
     databaseWaitMs: millis(env, 'DATABASE_WAIT_MS', 60_000),
     trackingLogRetentionDays: days(env, 'TRACKING_LOG_RETENTION_DAYS', 90),

@@ -34,6 +34,8 @@ import { Metrics } from './ops/metrics.js';
 import { ServiceState } from './ops/service-state.js';
 import { waitForDatabase } from './ops/wait-for-database.js';
 import { outboxLag } from './ops/outbox-lag.js';
+import { watchPoolWaits } from './ops/pool-wait.js';
+import { startMetricsListener, type MetricsListener } from './ops/metrics-listener.js';
 
 export interface StartOptions {
   logger?: Logger;
@@ -47,6 +49,8 @@ export interface StartOptions {
 
 export interface RunningServer {
   url: string;
+  /** The metrics listener's address (METRICS_PORT), when there is one. */
+  metricsUrl?: string;
   deps: AppDeps;
   server: http.Server;
   /** The commission approval job (tests run a pass with `approval.runNow()`). */
@@ -122,6 +126,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     return pool ? { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires() } : undefined;
   };
   metrics.sources.outboxLag = () => outboxLag(db, now());
+  const stopPoolWatch = watchPoolWaits(db, metrics);
   const app = createApp(deps);
   // The Host allow-list comes first: nothing, not even the click lane, runs for a foreign Host.
   const server = http.createServer(withHostGate(config.allowedHosts, withClickLane(deps, app.callback())));
@@ -135,6 +140,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  let metricsListener: MetricsListener | undefined;
   // Expired login sessions, used id_tokens, sessions and tokens: deleted now and every few minutes.
   const pruning = schedulePruning({ ...deps, options: { trackingLogRetentionDays: config.trackingLogRetentionDays } });
   // Pending commissions whose hold has passed become approved: now and every minute.
@@ -177,6 +183,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await mail.stop();
       redis?.disconnect();
       service.stop();
+      stopPoolWatch();
+      // Last to go: a scrape during the drain still sees reftrack_draining 1.
+      await metricsListener?.close();
       if (!options.db) await db.destroy();
       logger.flush();
     })());
@@ -186,5 +195,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     logger.info('grace period over: no longer accepting connections; finishing requests in flight');
     await close();
   };
-  return { url, deps, server, approval, close, drain };
+  if (config.metricsPort !== undefined) {
+    try {
+      metricsListener = await startMetricsListener(metrics, config.metricsHost, config.metricsPort, logger);
+    } catch (err) {
+      // Not serving without the metrics the operator asked for: a port in use is a start failure.
+      await close();
+      throw err;
+    }
+    logger.info({ url: `${metricsListener.url}/metrics` }, 'metrics listening');
+  }
+  return { url, ...(metricsListener ? { metricsUrl: metricsListener.url } : {}), deps, server, approval, close, drain };
 }

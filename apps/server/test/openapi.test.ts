@@ -84,6 +84,7 @@ function concretePath(path: string): string {
   return path.replace(/\{(\w+)\}/g, (_, name: string, offset: number) => {
     if (name === 'endpointId') return 'whe_unknown';
     if (name === 'programId') return '1';
+    if (name === 'slug') return ids.applySlug ?? 'AAAAAAAAAAAAAAAA';
     const before = path.slice(0, offset);
     if (/webhook-deliveries\/$/.test(before)) return ids.delivery ?? '1';
     if (/webhooks\/$/.test(before)) return ids.webhook ?? '1';
@@ -131,6 +132,10 @@ beforeAll(async () => {
   portalPerson = person;
   await s.db('partner_portal_access').insert({ partner_id: 1, person_id: person, created_at: Date.now() });
   portalCookie = { cookie: `${PORTAL_SESSION_COOKIE}=${(await createPortalSession(s.db, person, Date.now())).token}` };
+  // Program 1 open for applications, so its public page answers (docs/partners.md, "Applications").
+  const opened = await s.raw('/api/dashboard/programs/1/portal-settings', { method: 'PUT', headers: { ...cookie, 'content-type': 'application/json' }, body: JSON.stringify({ applications_open: true, link_requests_open: true }) });
+  expect(opened.status, opened.text).toBe(200);
+  ids.applySlug = String(opened.body.data.apply_url).split('/').pop()!;
   const hook = await s.post('/api/dashboard/workspaces/1/webhooks', { url: receiver.url, event_types: ['sale.created'] }, cookie);
   expect(hook.status, hook.text).toBe(201);
   ids.webhook = String(hook.body.data.id);
@@ -168,6 +173,7 @@ const NO_BODY: Record<string, string> = {
   'DELETE /api/dashboard/programs/{id}/payments': 'disconnects; reads nothing',
   'POST /api/dashboard/cli-tokens/{id}/revoke': 'revokes the token named in the path',
   'POST /api/dashboard/agent-keys/{id}/revoke': 'revokes the key named in the path',
+  'POST /api/dashboard/applications/{id}/approve': 'approves the application named in the path',
 };
 const readsNoBody = (key: string): boolean => key in NO_BODY || key.startsWith('OPTIONS ') || key.startsWith('DELETE ') || /\/(rotate-secret|test|resend)$/.test(key);
 
@@ -200,6 +206,8 @@ interface BodyCase {
   keep?: (body: any) => void;
   /** Bodies the schema rejects; the server must refuse each with `status` (400 unless said) in a documented envelope. */
   invalid: Array<{ body: unknown; status?: number }>;
+  /** Send the rejected bodies first: the valid one changes a state the server checks before the body. */
+  invalidFirst?: boolean;
 }
 
 /** In the order they run: each case may use what an earlier one made. */
@@ -474,6 +482,58 @@ const BODY_CASES: BodyCase[] = [
     valid: () => ({ method: 'wise', account_holder: 'Pat', email: 'pat@p.test', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' }),
     invalid: [{ body: { method: 'wise', account_holder: 'Pat', email: 'pat@p.test', iban: 'nope' } }, { body: { method: 'paypal' } }],
   },
+  // Applications and link requests (docs/partners.md); program 1 was opened for both in beforeAll.
+  {
+    op: 'PUT /api/dashboard/programs/{id}/portal-settings',
+    path: () => '/api/dashboard/programs/1/portal-settings',
+    headers: dashboard,
+    valid: () => ({ applications_open: true, link_requests_open: true }),
+    invalid: [{ body: { applications_open: true } }, { body: { applications_open: 'yes', link_requests_open: true } }],
+  },
+  {
+    op: 'POST /api/apply/{slug}',
+    path: () => `/api/apply/${ids.applySlug}`,
+    valid: () => ({ name: 'Robin Blog', email: 'Robin@blog.test', website: 'https://blog.test', promotion: 'Reviews on my blog' }),
+    invalid: [{ body: { name: 'Robin', email: 'robin@blog.test' } }, { body: { name: 'Robin', email: 'robin@blog.test', promotion: 'x', website: 'ftp://blog.test' } }, { body: { name: 'Robin', email: 'robin', promotion: 'x' } }],
+  },
+  {
+    op: 'POST /api/dashboard/applications/{id}/decline',
+    path: () => `/api/dashboard/applications/${made.application}/decline`,
+    headers: dashboard,
+    valid: async () => {
+      made.application = (await s.get('/api/dashboard/programs/1/applications?status=pending', cookie)).body.data[0].id;
+      return { reason: 'Not a fit for now', notify: false };
+    },
+    invalid: [{ body: { notify: 'yes' } }, { body: { reason: 5 } }],
+  },
+  {
+    op: 'POST /api/portal/partners/{id}/link-requests',
+    path: () => '/api/portal/partners/1/link-requests',
+    headers: () => portalCookie,
+    valid: () => ({ program_id: 1, short_link: 'pat-openapi', note: 'For my newsletter' }),
+    keep: (b) => (made.linkRequest = b.data.id),
+    invalid: [{ body: { program_id: '1' } }, { body: { program_id: 1, note: 5 } }],
+  },
+  {
+    op: 'POST /api/dashboard/link-requests/{id}/approve',
+    path: () => `/api/dashboard/link-requests/${made.linkRequest}/approve`,
+    headers: dashboard,
+    valid: () => ({ short_link: 'pat-openapi-2' }),
+    invalid: [{ body: { short_link: 'a b' } }],
+    invalidFirst: true,
+  },
+  {
+    op: 'POST /api/dashboard/link-requests/{id}/decline',
+    path: () => `/api/dashboard/link-requests/${made.linkRequest2}/decline`,
+    headers: dashboard,
+    valid: async () => {
+      const asked = await s.raw('/api/portal/partners/1/link-requests', { method: 'POST', headers: { 'content-type': 'application/json', ...portalCookie }, body: JSON.stringify({ program_id: 1 }) });
+      expect(asked.status, asked.text).toBe(201);
+      made.linkRequest2 = asked.body.data.id;
+      return { reason: null };
+    },
+    invalid: [{ body: { reason: 'x'.repeat(501) } }],
+  },
 ];
 
 async function sendBody(c: BodyCase, body: unknown): Promise<Call> {
@@ -497,16 +557,20 @@ describe(`[${dbKind}] OpenAPI request bodies`, () => {
       const validate = requestValidator(c.op)!;
       const body = await c.valid();
       expect(validate(body), `the document rejects a body the server takes: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      const refuse = async () => {
+        for (const { body: bad, status = 400 } of c.invalid) {
+          expect(validate(bad), `the document accepts ${JSON.stringify(bad)}`).toBe(false);
+          const refused = await sendBody(c, bad);
+          expect(refused.status, `${JSON.stringify(bad)} → ${JSON.stringify(refused.body)}`).toBe(status);
+          expect(checkAnswer(refused)).toEqual([]);
+        }
+      };
+      if (c.invalidFirst) await refuse();
       const ok = await sendBody(c, body);
       expect(ok.status, JSON.stringify(ok.body)).toBeLessThan(300);
       expect(checkAnswer(ok)).toEqual([]);
       c.keep?.(ok.body);
-      for (const { body: bad, status = 400 } of c.invalid) {
-        expect(validate(bad), `the document accepts ${JSON.stringify(bad)}`).toBe(false);
-        const refused = await sendBody(c, bad);
-        expect(refused.status, `${JSON.stringify(bad)} → ${JSON.stringify(refused.body)}`).toBe(status);
-        expect(checkAnswer(refused)).toEqual([]);
-      }
+      if (!c.invalidFirst) await refuse();
     });
   }
 });
@@ -522,6 +586,9 @@ const QUERY_CASES: Array<{ op: string; path: () => string; headers: () => Record
   { op: 'GET /api/dashboard/workspaces/{id}/audit-log', path: () => '/api/dashboard/workspaces/1/audit-log', headers: dashboard, valid: { page: '1', pageSize: '10' }, invalid: [{ page: '0' }] },
   { op: 'GET /api/dashboard/webhooks/{id}/deliveries', path: () => `/api/dashboard/webhooks/${ids.webhook}/deliveries`, headers: dashboard, valid: { pageSize: '5' }, invalid: [{ pageSize: '101' }] },
   { op: 'GET /api/agent/v1/webhooks/{id}/deliveries', path: () => `/api/agent/v1/webhooks/${ids.webhook}/deliveries`, headers: () => bearer(agentKey), valid: { page: '2' }, invalid: [{ page: 'two' }] },
+  // An unknown status lists every status (not a 400): these two have no rejected query.
+  { op: 'GET /api/dashboard/programs/{id}/applications', path: () => '/api/dashboard/programs/1/applications', headers: dashboard, valid: { status: 'declined' }, invalid: [] },
+  { op: 'GET /api/dashboard/programs/{id}/link-requests', path: () => '/api/dashboard/programs/1/link-requests', headers: dashboard, valid: { status: 'approved' }, invalid: [] },
   { op: 'GET /api/dashboard/payout-batches/{id}/export', path: () => `/api/dashboard/payout-batches/${made.batch}/export`, headers: dashboard, valid: {}, invalid: [{ format: 'pdf', currency: 'USD' }] },
 ];
 

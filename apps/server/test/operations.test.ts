@@ -1,20 +1,26 @@
 /**
- * Operations (issue 22, docs/operator.md): readiness, metrics, unknown paths, degraded Redis.
+ * Operations (issue 22, docs/operator.md): readiness, metrics (on the main port behind a token,
+ * and on the metrics listener), unknown paths, degraded Redis.
  * Outages of a real database and drain under load are in the reliability suite
  * (reliability/operations.test.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '@reftrack/contract';
-import { dbKind, startTestServer, type TestServer } from './helpers/index.js';
+import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
+import { click, serverLead } from './helpers/flows.js';
+import { loadConfig, ConfigError } from '../src/config.js';
+import { startServer } from '../src/server.js';
 
 const TOKEN = 'metrics-token-for-tests-0123456789';
 const CLICK = ROUTES.trackClick.path;
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer({ env: { METRICS_TOKEN: TOKEN } });
+  // METRICS_PORT 0: the metrics listener on a free port of its own (METRICS_HOST defaults to 127.0.0.1).
+  s = await startTestServer({ env: { METRICS_TOKEN: TOKEN, METRICS_PORT: '0' } });
 });
 afterAll(() => s?.close());
 
@@ -96,6 +102,112 @@ describe(`[${dbKind}] /metrics`, () => {
     expect(refused).toBe(1);
     const res = await s.get('/metrics', { authorization: `Bearer ${TOKEN}` });
     expect(res.text).toMatch(new RegExp(`reftrack_rate_limited_total\\{route="${ROUTES.trackSale.path.replace(/\//g, '\\/')}"\\} 1`));
+  });
+});
+
+const NOT_FOUND = { data: null, error: { status: 404, name: 'NotFoundError', message: 'Not found', details: {} } };
+const scrape = async (path = '/metrics', init: RequestInit = {}) => {
+  const res = await fetch(`${s.running.metricsUrl}${path}`, init);
+  return { status: res.status, headers: res.headers, text: await res.text() };
+};
+/** The value of one sample line of a Prometheus text (0 when absent). */
+const sample = (text: string, line: string): number => {
+  const at = text.split('\n').find((l) => l.startsWith(`${line} `));
+  return at ? Number(at.slice(line.length + 1)) : 0;
+};
+
+describe(`[${dbKind}] the metrics listener (METRICS_PORT, METRICS_HOST)`, () => {
+  it('serves GET /metrics without a token on its own port, on 127.0.0.1 by default', async () => {
+    expect(s.running.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(new URL(s.running.metricsUrl!).port).not.toBe(new URL(s.url).port);
+    await s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=pat20' });
+    const res = await scrape();
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.text).toMatch(new RegExp(`reftrack_http_request_duration_seconds_count\\{method="POST",route="${CLICK.replace(/\//g, '\\/')}",status_class="2xx"\\} [1-9]`));
+    expect(res.text).toMatch(/reftrack_process_resident_memory_bytes \d+/);
+  });
+
+  it('is the same registry as the main port\'s /metrics, which still needs METRICS_TOKEN', async () => {
+    expect((await s.get('/metrics')).status).toBe(404);
+    const main = await s.get('/metrics', { authorization: `Bearer ${TOKEN}` });
+    expect(main.status).toBe(200);
+    const before = sample((await scrape()).text, 'reftrack_http_request_duration_seconds_count{method="GET",route="/metrics",status_class="2xx"}');
+    await s.get('/metrics', { authorization: `Bearer ${TOKEN}` });
+    expect(sample((await scrape()).text, 'reftrack_http_request_duration_seconds_count{method="GET",route="/metrics",status_class="2xx"}')).toBe(before + 1);
+  });
+
+  it('answers every other path with 404 and other methods with 405, in the JSON envelope', async () => {
+    for (const path of ['/', '/healthz', '/api/v1/track/click', '/metrics/extra', '/metricsx']) {
+      const res = await scrape(path);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type'), path).toContain('application/json');
+      expect(JSON.parse(res.text), path).toEqual(NOT_FOUND);
+    }
+    const post = await scrape('/metrics', { method: 'POST', body: '{}' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    expect(JSON.parse(post.text)).toEqual({ data: null, error: { status: 405, name: 'MethodNotAllowedError', message: 'Method not allowed', details: {} } });
+    const head = await scrape('/metrics', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+  });
+
+  it('keeps answering through a drain, showing reftrack_draining 1, and stops with the process', async () => {
+    const t = await startTestServer({ env: { METRICS_PORT: '0' } });
+    try {
+      const draining = t.running.drain(300);
+      const res = await fetch(`${t.running.metricsUrl}/metrics`);
+      expect(res.status).toBe(200);
+      expect(sample(await res.text(), 'reftrack_draining')).toBe(1);
+      await draining;
+      await expect(fetch(`${t.running.metricsUrl}/metrics`)).rejects.toThrow();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('is not started without METRICS_PORT', async () => {
+    const t = await startTestServer({ env: { METRICS_TOKEN: TOKEN } });
+    try {
+      expect(t.running.metricsUrl).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses a METRICS_PORT that is not a port number at start', () => {
+    for (const value of ['x', '-1', '65536', '80.5']) expect(() => loadConfig({ METRICS_PORT: value }), value).toThrow(new ConfigError(`METRICS_PORT must be an integer 0-65535 (got "${value}")`));
+  });
+
+  it('stops the start when its port is taken, closing what it opened', async () => {
+    const taken = Number(new URL(s.running.metricsUrl!).port);
+    const config = { ...s.running.deps.config, port: 0, metricsPort: taken };
+    await expect(startServer(config, { logger: pino({ level: 'silent' }) })).rejects.toThrow(/EADDRINUSE/);
+    // The first server is untouched and still serves its metrics.
+    expect((await scrape()).status).toBe(200);
+  });
+});
+
+describe(`[${dbKind}] database wait metrics`, () => {
+  it('times every connection a query takes from the pool (reftrack_db_pool_acquire_seconds)', async () => {
+    const count = async () => sample((await scrape()).text, 'reftrack_db_pool_acquire_seconds_count{outcome="acquired"}');
+    const before = await count();
+    for (let i = 0; i < 5; i++) expect((await s.get('/readyz')).status).toBe(200);
+    // Each readiness check runs at least one query, each query takes a connection.
+    expect((await count()) - before).toBeGreaterThanOrEqual(5);
+    expect((await scrape()).text).toMatch(/reftrack_db_pool_acquire_seconds_bucket\{le="0.001",outcome="acquired"\} \d+/);
+  });
+
+  it(dbKind === 'sqlite' ? 'times the wait of each write for the file\'s write lock (reftrack_sqlite_write_lock_wait_seconds)' : 'has no SQLite write lock series on PostgreSQL', async () => {
+    const count = async () => sample((await scrape()).text, 'reftrack_sqlite_write_lock_wait_seconds_count');
+    const before = await count();
+    await serverLead(s, await click(s), `lock-wait-${Date.now()}`);
+    const sale = await s.post(ROUTES.trackSale.path, { transaction_id: `lock-wait-${dbKind}-${Date.now()}`, amount_cents: 1000, customer_key: 'nobody-with-this-key' }, bearer(KEY1));
+    expect(sale.status).toBe(400);
+    if (dbKind === 'sqlite') expect((await count()) - before).toBeGreaterThanOrEqual(1);
+    else expect(await count()).toBe(0);
   });
 });
 

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/index.js';
 import { accountsFixture, signInAs } from './helpers/accounts.js';
-import { linkIn, startSmtp, type TestSmtp } from './helpers/smtp.js';
+import { startSmtp, type TestSmtp } from './helpers/smtp.js';
+import { cookieOf, mailTo as mailToOf, settleMail as settleMailOf, tokenOf } from './helpers/portal.js';
 import { click, sale, serverLead } from './helpers/flows.js';
 import { sha256Hex } from '../src/auth/secret-hash.js';
 
@@ -23,28 +24,8 @@ function fixture() {
   return f;
 }
 
-/** Runs the outbox and the mail worker until nothing for `to` is waiting or being sent (the server's own worker runs too). */
-async function settleMail(to: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    await s.running.deps.outbox.drain();
-    await s.running.deps.mail.runDue();
-    const pending = await s.db('mail_messages').where({ to_address: to }).where((q) => q.whereIn('status', ['queued', 'sending']).orWhere((r) => r.where({ status: 'ready' }).where('next_attempt_at', '<=', s.clock.now()))).count({ n: '*' }).first();
-    if (Number(pending?.n ?? 0) === 0) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`mail to ${to} never settled`);
-}
-
-/** The newest link to `path` that arrived at the SMTP server for `to`. */
-async function mailTo(to: string, path: string): Promise<string> {
-  await settleMail(to);
-  const mail = [...smtp.messages].reverse().find((m) => m.to.includes(to));
-  expect(mail, `no mail to ${to}`).toBeDefined();
-  return linkIn(mail!, path);
-}
-
-const tokenOf = (link: string): string => new URL(link).searchParams.get('token')!;
-const cookieOf = (res: { headers: Headers }): Record<string, string> => ({ cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] });
+const settleMail = (to: string) => settleMailOf(s, to);
+const mailTo = (to: string, path: string) => mailToOf(s, smtp, to, path);
 
 async function invite(partnerId: number, email?: string, by = owner) {
   return s.post(`/api/dashboard/partners/${partnerId}/invitations`, email ? { email } : {}, by);

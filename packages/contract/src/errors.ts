@@ -262,6 +262,24 @@ export const ERRORS = {
   portalTooManyRequests: p(429, 'Too many sign-in requests; wait a few minutes and try again'),
   mailboxNotFound: p(404, 'Message not found'),
 
+  // Applications and link requests (docs/partners.md)
+  applicationsClosed: p(404, 'This program is not open for applications'),
+  applicationNameInvalid: p(400, 'name must be 1 to 200 characters'),
+  applicationEmailInvalid: p(400, 'email must be an e-mail address'),
+  applicationWebsiteInvalid: p(400, 'website must be an http:// or https:// address of at most 2048 characters, or empty'),
+  applicationPromotionInvalid: p(400, 'promotion must say how you will promote the program (1 to 2000 characters)'),
+  applicationNotFound: p(404, 'Application not found'),
+  applicationDecided: p(409, 'This application was already {status}'),
+  decisionReasonInvalid: p(400, 'reason must be a string of at most 500 characters'),
+  decisionNotifyInvalid: p(400, 'notify must be a boolean'),
+  portalSettingsInvalid: p(400, 'applications_open and link_requests_open must be booleans'),
+  linkRequestsClosed: p(403, 'This program does not take link requests; ask its owner for a link'),
+  linkRequestProgramInvalid: p(400, 'program_id must be a program this partner record is enrolled in'),
+  linkRequestNoteInvalid: p(400, 'note must be a string of at most 500 characters'),
+  linkRequestLimit: p(409, 'You have {max} link requests waiting for an answer; wait for the owner to answer them'),
+  linkRequestNotFound: p(404, 'Link request not found'),
+  linkRequestDecided: p(409, 'This link request was already {status}'),
+
   // 4.6 event listing
   eventsPageInvalid: p(400, 'page must be a positive integer'),
   eventsPageSizeInvalid: p(400, `pageSize must be an integer from 1 to ${LIMITS.eventListingMaxPageSize}`),

@@ -116,6 +116,10 @@ export interface EventPayloads {
   // The partner portal (docs/partners.md): an owner's invitation, and mail waiting to be sent (never its body).
   'partner.invited': { partner_id: number; invitation_id: number; email: string };
   'mail.queued': { mail_id: number; kind: string };
+  // Applications and link requests (docs/partners.md): the owner's decisions and the program's portal settings, for the audit log.
+  'partner_application.decided': { application_id: number; program_id: number; email: string; status: 'approved' | 'declined'; partner_id: number | null; reason: string | null };
+  'link_request.decided': { link_request_id: number; partner_id: number; program_id: number; status: 'approved' | 'declined'; link_id: number | null; reason: string | null };
+  'portal_settings.updated': { program_id: number; applications_open: boolean; link_requests_open: boolean };
 }
 
 export type DomainEventType = keyof EventPayloads;
@@ -152,6 +156,9 @@ export const DOMAIN_EVENT_VERSIONS: { readonly [T in DomainEventType]: number } 
   'webhook_endpoint.disabled': 1,
   'partner.invited': 1,
   'mail.queued': 1,
+  'partner_application.decided': 1,
+  'link_request.decided': 1,
+  'portal_settings.updated': 1,
 };
 
 export const DOMAIN_EVENT_TYPES = Object.keys(DOMAIN_EVENT_VERSIONS) as DomainEventType[];
@@ -237,5 +244,8 @@ export const AUDIT_SUMMARIES: Partial<Record<DomainEventType, string>> = {
   'webhook_endpoint.deleted': '{actor} deleted webhook endpoint {endpoint_id} ({url})',
   'webhook_endpoint.secret_rotated': '{actor} rotated the signing secret of webhook endpoint {endpoint_id} ({url}); the previous secret signs until {previous_secret_expires_at}',
   'partner.invited': '{actor} invited {email} to the partner portal as partner {partner_id}',
+  'partner_application.decided': '{actor} {status} the application of {email} to program {program_id} (partner {partner_id})',
+  'link_request.decided': '{actor} {status} link request {link_request_id} of partner {partner_id} in program {program_id} (link {link_id})',
+  'portal_settings.updated': '{actor} set program {program_id} open for applications: {applications_open}, for link requests: {link_requests_open}',
   'webhook_endpoint.disabled': '{actor} disabled webhook endpoint {endpoint_id} ({url}): every delivery failed since {failing_since}',
 };

@@ -15,3 +15,4 @@ export * from './openapi.js';
 export * from './openapi-requests.js';
 export * from './input-rules.js';
 export * from './portal.js';
+export * from './applications.js';

@@ -21,6 +21,8 @@ export const LIMITS = {
     stripeWebhook: { points: 3000, durationSeconds: 60, per: 'endpoint' },
     /** Not in the spec: the partner portal's sign-in and invitation endpoints, per client address (docs/partners.md). */
     portalSignIn: { points: 20, durationSeconds: 900, per: 'ip' },
+    /** Not in the spec: the public application form (docs/partners.md, "Applications"), per client address. */
+    portalApply: { points: 10, durationSeconds: 3600, per: 'ip' },
   },
   syntheticChainsPerHour: 10,
   attributionWindowDaysDefault: 60,

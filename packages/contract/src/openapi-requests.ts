@@ -12,6 +12,7 @@
  * rejects (the server must answer 400).
  */
 import { COMMISSION_STATUSES, COMMISSION_TYPES, CURRENCIES, EVENT_TYPES, IDENTIFIER_PATTERN, LEAD_AUTH_MODES, LIMITS, REFUND_REASONS, SALE_PROVIDERS, TEST_EVENT_TYPES } from './limits.js';
+import { APPLICATION_LIMITS } from './applications.js';
 import { PAYOUT_FILE_FORMATS, PAYOUT_METHODS } from './commissions.js';
 import { INPUT_RULES } from './input-rules.js';
 import { ROUTES } from './routes.js';
@@ -176,6 +177,8 @@ const stripeEvent: Schema = body(
 /* ------------------------------------------------------------------ the table */
 
 const page: Schema = int(1, 100_000, { default: 1 });
+const decisionFilter: Schema = enumOf(['pending', 'approved', 'declined'], { description: 'Only this status; any other value lists every status.' });
+const decline = body({}, { reason: nullable({ type: 'string', maxLength: APPLICATION_LIMITS.reasonMax }), notify: { type: 'boolean', default: false, description: 'E-mail the decision.' } }) as Schema & { properties: Record<string, Schema> };
 /** Compared trimmed and lower-cased. */
 const portalEmail: Schema = { type: 'string', pattern: trimmed(INPUT_RULES.portalEmail), maxLength: INPUT_RULES.portalEmailMaxLength };
 const pageSize = (fallback: number): Schema => int(1, LIMITS.eventListingMaxPageSize, { default: fallback });
@@ -281,4 +284,23 @@ export const OPERATION_REQUESTS: Readonly<Record<string, RequestDescription>> = 
   'POST /api/portal/sign-in/verify': { body: body({ token: { type: 'string', minLength: INPUT_RULES.portalTokenMinLength, maxLength: INPUT_RULES.portalTokenMaxLength, description: 'The `token` of the mailed link.' } }) },
   'POST /api/portal/invitations/accept': { body: body({ token: { type: 'string', minLength: INPUT_RULES.portalTokenMinLength, maxLength: INPUT_RULES.portalTokenMaxLength, description: 'The `token` of the mailed invitation.' } }) },
   'PUT /api/portal/partners/:id/payout-details': { body: payoutDetails },
+  // Applications and link requests (docs/partners.md).
+  'PUT /api/dashboard/programs/:id/portal-settings': { body: body({ applications_open: { type: 'boolean' }, link_requests_open: { type: 'boolean' } }) },
+  'GET /api/dashboard/programs/:id/applications': { query: { status: decisionFilter } },
+  'POST /api/dashboard/applications/:id/decline': { body: decline },
+  'GET /api/dashboard/programs/:id/link-requests': { query: { status: decisionFilter } },
+  'POST /api/dashboard/link-requests/:id/approve': { body: body({}, { short_link: nullable({ type: 'string', pattern: `(${trimmed(IDENTIFIER_PATTERN)})|^$`, description: 'Overrides the one asked for; empty or absent: the one asked for, else one made from the partner\'s code.' }) }) },
+  'POST /api/dashboard/link-requests/:id/decline': { body: body({}, { reason: decline.properties.reason }) },
+  'POST /api/apply/:slug': {
+    body: body(
+      { name: text(APPLICATION_LIMITS.nameMax), email: portalEmail, promotion: text(APPLICATION_LIMITS.promotionMax, { description: 'How the applicant will promote the program.' }) },
+      { website: nullable({ type: 'string', maxLength: APPLICATION_LIMITS.websiteMax, pattern: `^$|${webhookUrl.pattern as string}` }) },
+    ),
+  },
+  'POST /api/portal/partners/:id/link-requests': {
+    body: body(
+      { program_id: { ...id, description: 'A program the partner record is enrolled in, open to link requests.' } },
+      { short_link: nullable({ type: 'string', pattern: `(${trimmed(IDENTIFIER_PATTERN)})|^$` }), note: nullable({ type: 'string', maxLength: APPLICATION_LIMITS.noteMax }) },
+    ),
+  },
 };

@@ -412,7 +412,45 @@ const OTHER_OPERATIONS: ApiOperation[] = [
   op('GET', '/api/agent/v1/programs/:id/payouts', A, 'Commissions and payouts', 'Payouts (agent, commissions:read)', { 200: ok(arr(ref('Payout'))) }),
 ];
 
-export const API_OPERATIONS: readonly ApiOperation[] = [...SPEC_OPERATIONS, ...OTHER_OPERATIONS];
+/* ------------------------------------------------------------------ applications, link requests, the portal's per-link chart */
+
+// docs/partners.md, "Applications" and "Link requests". Kept in one block: the schemas are inline.
+const decisionStatus = enumOf('pending', 'approved', 'declined');
+const portalSettings = obj({ program_id: int, applications_open: bool, link_requests_open: bool, apply_url: nullable(str) });
+const application = obj({
+  id: int, program_id: int, name: str, email: str, website: nullable(str), promotion: str, status: decisionStatus, decline_reason: nullable(str),
+  partner_id: nullable(int), existing_partner_id: nullable(int), created_at: str, decided_at: nullable(str),
+});
+const linkRequest = obj({
+  id: int, partner_id: int, partner_code: str, partner_name: str, program_id: int, program_name: str, short_link: nullable(str), note: nullable(str),
+  status: decisionStatus, decline_reason: nullable(str), link_id: nullable(int), created_at: str, decided_at: nullable(str),
+});
+
+const PARTNER_PROGRAM_OPERATIONS: ApiOperation[] = [
+  op('GET', '/api/dashboard/programs/:id/portal-settings', D, 'Partner portal', 'Whether the program takes applications and link requests, and its application page', { 200: ok(portalSettings) }),
+  op('PUT', '/api/dashboard/programs/:id/portal-settings', D, 'Partner portal', 'Open or close the program for applications and link requests', { 200: ok(portalSettings) }, { errors: [415] }),
+  op('GET', '/api/dashboard/programs/:id/applications', D, 'Partner portal', 'Applications to the program, newest first', { 200: ok(arr(application)) }),
+  op('POST', '/api/dashboard/applications/:id/approve', D, 'Partner portal', 'Approve: partner, enrollment, default link, invitation and its e-mail, in one transaction', {
+    200: ok(obj({ application, partner_id: int, link: ref('DashboardLink'), invitation_id: int })),
+  }, { errors: [409, 415] }),
+  op('POST', '/api/dashboard/applications/:id/decline', D, 'Partner portal', 'Decline, with an optional reason and e-mail to the applicant', { 200: ok(obj({ application })) }, { errors: [409, 415] }),
+  op('GET', '/api/dashboard/programs/:id/link-requests', D, 'Partner portal', "Partners' link requests in the program, newest first", { 200: ok(arr(linkRequest)) }),
+  op('POST', '/api/dashboard/link-requests/:id/approve', D, 'Partner portal', 'Approve a link request: creates the link', { 200: ok(obj({ request: linkRequest, link: ref('DashboardLink') })) }, { errors: [409, 415] }),
+  op('POST', '/api/dashboard/link-requests/:id/decline', D, 'Partner portal', 'Decline a link request, with an optional reason', { 200: ok(obj({ request: linkRequest })) }, { errors: [409, 415] }),
+  op('GET', '/api/apply/:slug', 'none', 'Partner portal', "The public application page's program terms (404 when closed)", {
+    200: ok(obj({ program_name: str, domain: nullable(str), commission_type: str, commission_rate: num, cookie_window_days: int, hold_days: int, payout_minimum: num })),
+  }, { errors: [404] }),
+  op('POST', '/api/apply/:slug', 'none', 'Partner portal', 'Apply to the program (the same answer whether or not the address applied before or is a partner)', {
+    202: ok(obj({ received: { const: true }, message: str })),
+  }, { errors: [403, 404, 415] }),
+  op('GET', '/api/portal/partners/:id/link-requests', P, 'Partner portal', "The partner record's link requests", { 200: ok(arr(linkRequest)) }),
+  op('POST', '/api/portal/partners/:id/link-requests', P, 'Partner portal', 'Ask for another referral link (where the program allows it)', { 201: ok(linkRequest) }, { errors: [409, 415] }),
+  op('GET', '/api/portal/partners/:id/links/:linkId/daily', P, 'Partner portal', "One link's clicks, leads and sales per UTC day, last 30 days", {
+    200: ok(obj({ link_id: int, days: arr(str), clicks: arr(int), leads: arr(int), sales: arr(int) })),
+  }),
+];
+
+export const API_OPERATIONS: readonly ApiOperation[] = [...SPEC_OPERATIONS, ...OTHER_OPERATIONS, ...PARTNER_PROGRAM_OPERATIONS];
 
 /**
  * Routes the server registers that are browser pages or development-only legs of sign-in, not an

@@ -48,6 +48,8 @@ export interface PortalTerms {
   cookie_window_days: number;
   hold_days: number;
   payout_minimum: number;
+  /** The partner may ask for more links in this program (docs/partners.md, "Link requests"). */
+  link_requests_open: boolean;
 }
 
 export interface PortalLink {
@@ -77,6 +79,8 @@ export interface PortalPayout {
   method: string;
   status: string;
   created_at: string;
+  /** This payout's row of the PayPal or Wise payout file, with the partner's current payout details (null: manual, or no matching details). */
+  csv_line: string | null;
 }
 
 export interface PortalOverview {

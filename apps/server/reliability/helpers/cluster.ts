@@ -37,6 +37,12 @@ export async function seed(env: Record<string, string>, fixture: Fixture): Promi
   await run(process.execPath, [MAIN, 'seed', '--file', file], { env: { ...process.env, ...env, LOG_LEVEL: 'warn' } });
 }
 
+/** Runs an operator command (`reftrack-server ARGS`) of this release, or of the release whose `dist/main.js` is `main`; its stdout. */
+export async function operatorCommand(env: Record<string, string>, args: string[], main = MAIN): Promise<string> {
+  const { stdout } = await run(process.execPath, [main, ...args], { env: { ...process.env, ENCRYPTION_KEY, LOG_LEVEL: 'warn', ...env } });
+  return stdout.trim();
+}
+
 export interface ServerProcess {
   url: string;
   port: number;
@@ -45,10 +51,11 @@ export interface ServerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
+/** Starts `reftrack-server start`: this release's, or the one whose `dist/main.js` is `main` (an earlier release, reliability/rolling-upgrade.test.ts). */
+export async function spawnServer(env: Record<string, string>, main = MAIN): Promise<ServerProcess> {
   const port = await freePort();
   const chunks: string[] = [];
-  const child = spawn(process.execPath, [MAIN, 'start'], {
+  const child = spawn(process.execPath, [main, 'start'], {
     env: { ...process.env, LOG_LEVEL: 'info', ENCRYPTION_KEY, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

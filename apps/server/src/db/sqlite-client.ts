@@ -80,8 +80,26 @@ function cachedStatement(connection: Connection, sql: string): Statement {
 /** Connections that hold their file's write lock: from a write or BEGIN until no transaction is open. */
 const holding = new WeakSet<Connection>();
 
+/**
+ * Write-lock wait observers per Knex instance, keyed by its connection settings: a transaction runs
+ * on a client object of its own that knex derives from the instance's (without its fields), sharing
+ * only such settings with it.
+ */
+const lockWaitObservers = new WeakMap<object, Set<(seconds: number) => void>>();
+
 export class CachingBetterSqlite3Client extends StockBetterSqlite3 {
   private writeLock?: SqliteWriteLock;
+
+  /**
+   * Tells `observe` how long each write of this Knex instance waited for the file's write lock (the
+   * metric of ops/pool-wait.ts); returns the function that stops it.
+   */
+  observeWriteLockWaits(observe: (seconds: number) => void): () => void {
+    let set = lockWaitObservers.get(this.connectionSettings);
+    if (!set) lockWaitObservers.set(this.connectionSettings, (set = new Set()));
+    set.add(observe);
+    return () => void set.delete(observe);
+  }
 
   queryCompiler(builder: unknown, formatter: unknown): StockCompiler {
     return new InlineLimitCompiler(this, builder, formatter);
@@ -94,8 +112,11 @@ export class CachingBetterSqlite3Client extends StockBetterSqlite3 {
     const statement = stock ? undefined : cachedStatement(connection, obj.sql);
     if (!holding.has(connection) && (!statement || !statement.reader)) {
       this.writeLock ??= writeLockFor(this.connectionSettings.filename);
+      const observers = lockWaitObservers.get(this.connectionSettings);
+      const started = observers?.size ? performance.now() : 0;
       await this.writeLock.acquire();
       holding.add(connection);
+      if (observers && started) for (const observe of observers) observe((performance.now() - started) / 1000);
     }
     try {
       if (!statement) return await super._query(connection, obj);

@@ -69,3 +69,20 @@ export function payoutFile(format: PayoutFileFormat, currency: Currency, rows: r
   }
   return out;
 }
+
+/**
+ * Each payout's own row of the payout file its method uses (the partner portal shows it, so a
+ * partner can check what the program will upload), with the partner's current details. None for a
+ * manual payout, or when the details are missing or of another method.
+ */
+export function payoutCsvLines(payouts: readonly PayoutObject[], details: PayoutDetailsInput | undefined, programNames: ReadonlyMap<number, string>): Map<number, string> {
+  const lines = new Map<number, string>();
+  for (const payout of payouts) {
+    if (!details || (payout.method !== 'paypal' && payout.method !== 'wise') || details.method !== payout.method) continue;
+    const file = payoutFile(payout.method, payout.currency, [{ payout, details }], programNames.get(payout.program_id) ?? '');
+    // A Wise file starts with its header row; the payout's row is the last line.
+    const rows = file.split('\r\n').filter((l) => l.length > 0);
+    lines.set(payout.id, rows[rows.length - 1]!);
+  }
+  return lines;
+}

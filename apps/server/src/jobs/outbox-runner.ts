@@ -41,6 +41,8 @@ export interface OutboxRunnerDeps {
 const BATCH = 200;
 /** How often a process looks for events that other processes wrote. */
 export const POLL_MS = 1000;
+/** How long `drain` waits for transactions older than the newest event to end (PostgreSQL). */
+const DRAIN_WAIT_MS = 10_000;
 /** The shortest time between the starts of two passes of one process. */
 const MIN_GAP_MS = 100;
 
@@ -87,7 +89,7 @@ export class OutboxRunner {
       return;
     }
     this.lastStart = Date.now();
-    this.running = this.drain().finally(() => {
+    this.running = this.passAll().finally(() => {
       this.running = undefined;
       if (this.again && !this.stopped) {
         this.again = false;
@@ -96,8 +98,47 @@ export class OutboxRunner {
     });
   }
 
-  /** Handles everything committed so far, for every consumer (tests, operator commands). */
-  async drain(): Promise<void> {
+  /**
+   * Handles everything committed before the call, for every consumer (tests, operator commands).
+   * On PostgreSQL a pass reads only events of transactions older than every transaction still
+   * running anywhere in the cluster (readEventsAfter), so a pass alone can stop short of an event
+   * that has committed while some other, older transaction — another database's, even — is still
+   * open. `drain` therefore notes the newest committed event first and passes again, briefly
+   * waiting, until every cursor has reached it or `waitMs` has passed.
+   */
+  async drain(waitMs = DRAIN_WAIT_MS): Promise<void> {
+    const target = await this.committedTail().catch(() => null);
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      await this.passAll();
+      if (target === null || this.stopped || Date.now() >= deadline || (await this.reached(target).catch(() => true))) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** The newest event committed now, in cursor order; null when there is none or on SQLite (a pass sees every committed row). */
+  private async committedTail(): Promise<OutboxPosition | null> {
+    const { db } = this.deps;
+    if (isSqlite(db)) return null;
+    const row = await db('outbox_events').orderBy([{ column: 'txid', order: 'desc' }, { column: 'id', order: 'desc' }]).first('txid', 'id');
+    return row ? { txid: Number(row.txid), id: Number(row.id) } : null;
+  }
+
+  /** Whether every consumer's cursor is at or past `target`. */
+  private async reached(target: OutboxPosition): Promise<boolean> {
+    const behind = await this.deps
+      .db('outbox_cursors')
+      .whereIn(
+        'consumer',
+        this.consumers.map((c) => c.name),
+      )
+      .whereRaw('(last_txid, last_id) < (?, ?)', [target.txid, target.id])
+      .first('consumer');
+    return !behind;
+  }
+
+  /** One round of passes: every consumer until it has read what is visible now. */
+  private async passAll(): Promise<void> {
     try {
       await this.prepare();
       for (const consumer of this.consumers) {

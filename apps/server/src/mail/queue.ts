@@ -13,7 +13,7 @@ import type { SecretBox } from '../secrets/secret-box.js';
 export const MAIL_BODY_PURPOSE = 'mail_messages.body_sealed';
 
 export interface OutgoingMail {
-  kind: 'portal_invitation' | 'portal_sign_in' | 'webhook_endpoint_disabled';
+  kind: 'portal_invitation' | 'portal_sign_in' | 'webhook_endpoint_disabled' | 'application_declined' | 'link_request_decided';
   to: string;
   subject: string;
   text: string;

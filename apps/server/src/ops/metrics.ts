@@ -46,6 +46,19 @@ export class Metrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
+  readonly poolAcquireSeconds = new client.Histogram({
+    name: 'reftrack_db_pool_acquire_seconds',
+    help: 'Time a query waited for a database connection from the pool (SQLite: its one connection).',
+    labelNames: ['outcome'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  readonly sqliteWriteLockSeconds = new client.Histogram({
+    name: 'reftrack_sqlite_write_lock_wait_seconds',
+    help: "SQLite only: time a write waited for the file's write lock, held by another transaction or the click writer thread.",
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
   readonly redisUp = new client.Gauge({
     name: 'reftrack_redis_up',
     help: '1 while the Redis rate-limit store answers, 0 while limits fall back to per-process memory (absent without REDIS_URL).',

@@ -20,7 +20,7 @@ export const WEB_APP_PATHS = /^\/(?!(api|dev-idp|dev|cli|docs|auth|signed-out)(\
  * The dashboard's own client-side routes (apps/web/src/app.tsx), which get its page; any other path
  * that is not a file of the build is a 404 in the JSON envelope, not the dashboard's HTML.
  */
-export const DASHBOARD_PAGES = /^\/(|index\.html|sign-in|programs|access|audit-log|webhooks|programs\/[^/]+(\/[^/]+)?|portal|portal\/(sign-in|verify|invitation)|portal\/partners\/[0-9]+)\/?$/;
+export const DASHBOARD_PAGES = /^\/(|index\.html|sign-in|programs|access|audit-log|webhooks|programs\/[^/]+(\/[^/]+)?|portal|portal\/(sign-in|verify|invitation)|portal\/partners\/[0-9]+|apply\/[A-Za-z0-9_-]{16})\/?$/;
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -29,7 +29,7 @@ function useWidth(fallback: number) {
 }
 const PAD = { top: 12, right: 8, bottom: 28, left: 36 };
 
-export function EventsChart({ data, title }: { data: DailySeries; title: string }) {
+export function EventsChart({ data, title, tableLabel = 'Events per day' }: { data: DailySeries; title: string; tableLabel?: string }) {
   const [box, W] = useWidth(720);
   const n = data.days.length;
   const max = Math.max(0, ...CHART_TYPES.flatMap((t) => data.counts[t]));
@@ -89,7 +89,7 @@ export function EventsChart({ data, title }: { data: DailySeries; title: string 
       </div>
       <details class="chart-table">
         <summary>Show the numbers as a table</summary>
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Events per day">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={tableLabel}>
           <table>
             <thead>
               <tr>

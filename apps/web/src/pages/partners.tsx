@@ -7,6 +7,7 @@ import { can } from '../lib/roles.js';
 import { checkLink, checkPartner } from '../lib/validate.js';
 import { formatDateTime, formatMoney } from '../lib/format.js';
 import { AccessMissing, CopyButton, ErrorNotice, Field, isForbidden, Loading, Status, useFocusOnError } from '../components/ui.js';
+import { ApplicationsPanel, LinkRequestsPanel, PortalSettingsPanel } from './partner-requests.js';
 
 export function PartnersTab({ program }: { program: DashboardProgram }) {
   const partners = useLoad(() => api.partners(program.id), [program.id]);
@@ -35,6 +36,9 @@ export function PartnersTab({ program }: { program: DashboardProgram }) {
         {links.data ? <LinkTable links={links.data} mayWrite={mayWrite} onChanged={(l) => links.setData(links.data!.map((x) => (x.id === l.id ? l : x)))} /> : null}
         {mayWrite && partners.data ? <LinkForm programId={program.id} partners={partners.data} onAdded={() => (links.reload(), partners.reload())} /> : null}
       </section>
+      <ApplicationsPanel program={program} mayWrite={mayWrite} onApproved={() => (partners.reload(), links.reload())} />
+      <LinkRequestsPanel program={program} mayWrite={mayWrite} onApproved={() => links.reload()} />
+      <PortalSettingsPanel program={program} mayWrite={mayWrite} />
     </>
   );
 }

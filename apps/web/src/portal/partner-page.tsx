@@ -1,10 +1,13 @@
 /** One partner record in the portal: terms, links with copy buttons and results, commissions, payouts, payout details. */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect } from 'preact/hooks';
 import { BRAND, type PortalMe, type PortalOverview } from '@reftrack/contract';
 import { useLoad } from '../lib/use-load.js';
 import { describeCommission, formatDateTime, formatMoney } from '../lib/format.js';
 import { CopyButton, ErrorNotice, Loading } from '../components/ui.js';
 import { portalApi } from './portal-api.js';
+import { LinkDetails } from './link-details.js';
+import { LinkRequests } from './link-requests.js';
+import { PayoutDetails } from './payout-details.js';
 
 const STATUS_LABELS: Record<string, string> = { pending: 'Pending (in hold)', approved: 'Approved', paid: 'Paid', reversed: 'Reversed', declined: 'Declined' };
 
@@ -32,7 +35,8 @@ export function PortalPartnerPage({ me, partnerId }: { me: PortalMe; partnerId: 
         {d.partner.name} <span class="sub">{record?.workspace_name}</span>
       </h1>
       <Terms d={d} />
-      <Links d={d} />
+      <Links d={d} partnerId={partnerId} />
+      <LinkRequests partnerId={partnerId} d={d} />
       <Commissions d={d} />
       <Payouts d={d} />
       <PayoutDetails partnerId={partnerId} />
@@ -78,7 +82,7 @@ function Terms({ d }: { d: PortalOverview }) {
   );
 }
 
-function Links({ d }: { d: PortalOverview }) {
+function Links({ d, partnerId }: { d: PortalOverview; partnerId: number }) {
   const names = new Map(d.terms.map((t) => [t.program_id, t.program_name]));
   return (
     <section class="panel" aria-labelledby="links-title">
@@ -119,6 +123,9 @@ function Links({ d }: { d: PortalOverview }) {
           </table>
         </div>
       )}
+      {d.links.map((l) => (
+        <LinkDetails key={l.id} partnerId={partnerId} link={l} />
+      ))}
     </section>
   );
 }
@@ -177,6 +184,7 @@ function Payouts({ d }: { d: PortalOverview }) {
                 <th scope="col" class="num">
                   Amount
                 </th>
+                <th scope="col">Line in the payout file</th>
               </tr>
             </thead>
             <tbody>
@@ -187,54 +195,13 @@ function Payouts({ d }: { d: PortalOverview }) {
                   <td>{p.method}</td>
                   <td>{p.status}</td>
                   <td class="num">{formatMoney(p.amount_cents, p.currency)}</td>
+                  <td>{p.csv_line ? <code class="csv-line">{p.csv_line}</code> : <span class="sub">{p.method === 'manual' ? 'paid by hand' : 'no matching payout details'}</span>}</td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
-    </section>
-  );
-}
-
-function PayoutDetails({ partnerId }: { partnerId: number }) {
-  const current = useLoad(() => portalApi.payoutDetails(partnerId), [partnerId]);
-  const [email, setEmail] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [said, setSaid] = useState('');
-  async function save(e: Event) {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      current.setData(await portalApi.savePayoutDetails(partnerId, { method: 'paypal', paypal_email: email }));
-      setSaid('Payout details saved.');
-      setEmail('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
-  return (
-    <section class="panel" aria-labelledby="payout-details-title">
-      <h2 id="payout-details-title">Payout details</h2>
-      <p>{current.data ? `Paid by ${current.data.method === 'paypal' ? 'PayPal' : 'bank transfer (Wise)'}: ${current.data.summary}` : 'No payout details yet: add them so the program can pay you.'}</p>
-      <form class="stack" onSubmit={save} noValidate>
-        <div class="field">
-          <label for="paypal-email">PayPal e-mail address</label>
-          <input id="paypal-email" type="email" autocomplete="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
-        </div>
-        <p>
-          <button type="submit" disabled={busy}>
-            {busy ? 'Saving…' : 'Save payout details'}
-          </button>
-        </p>
-        <p role="status">{said}</p>
-        <ErrorNotice error={error} />
-      </form>
-      <p class="muted">Stored encrypted; only a summary is ever shown.</p>
     </section>
   );
 }

@@ -2,7 +2,11 @@
  * The partner portal in real Chromium against the real server (docs/partners.md): an owner invites
  * a partner from the partners page; the invitation arrives at a real SMTP server run here; the
  * partner accepts it, sees the portal, signs out, and signs in again with a one-time link read from
- * the mail. The pages pass axe-core, work at phone width and from the keyboard.
+ * the mail. Then: a link request asked in the portal and approved on the partners page; a link's QR
+ * code and daily chart; bank details for Wise and a payout's line of the Wise file; a program opened
+ * for applications, a visitor applying on the public page by keyboard, the owner approving, and the
+ * invitation mail signing the new partner in. The pages pass axe-core, work at phone width and from
+ * the keyboard.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -166,9 +170,110 @@ describe('partner portal', () => {
     await owner.getByRole('heading', { level: 1, name: 'Sign in to your partner portal' }).waitFor();
   });
 
+  it('a partner asks for a link in the portal; the owner approves it in the dashboard; the new link appears', async () => {
+    await owner.goto(`${server.origin}/programs/1/partners`);
+    await owner.getByLabel(/Partners may request more referral links/).check();
+    await owner.getByText(/link requests allowed/).waitFor();
+    await partner.goto(`${server.origin}/portal/partners/1`);
+    await partner.getByRole('heading', { name: 'Request another link' }).waitFor();
+    await partner.getByLabel('Short link you would like (optional)').fill('pat-newsletter');
+    await partner.getByLabel('Where you will use it (optional)').fill('My monthly newsletter');
+    await partner.getByRole('button', { name: 'Request the link' }).click();
+    await partner.getByText(/Link requested/).waitFor();
+    await partner.getByRole('region', { name: 'Your link requests' }).getByText('Waiting for the owner').waitFor();
+    await owner.reload();
+    const requests = owner.getByRole('region', { name: 'Link requests waiting for a decision' });
+    await requests.getByText('My monthly newsletter').waitFor();
+    await owner.getByRole('button', { name: 'Approve the link request of Pat Partner' }).click();
+    await owner.getByText('Link pat-newsletter created for Pat Partner.').waitFor();
+    await partner.reload();
+    await partner.getByRole('region', { name: 'Referral links table' }).getByText('https://acme.test/?aff=pat-newsletter').waitFor();
+    await partner.getByRole('region', { name: 'Your link requests' }).getByText('Approved').waitFor();
+  });
+
+  it("a link's QR code and its daily chart of clicks, leads and sales open from the keyboard", async () => {
+    const summary = partner.locator('summary', { hasText: 'QR code and daily chart of pat20' });
+    await summary.focus();
+    await partner.keyboard.press('Enter');
+    const qr = partner.getByRole('img', { name: 'QR code of the link https://acme.test/?aff=pat20' });
+    await qr.waitFor();
+    // A version-2 or larger symbol (25+ modules) with its quiet zone: the link does not fit version 1.
+    expect(Number((await qr.getAttribute('viewBox'))!.split(' ')[2])).toBeGreaterThanOrEqual(33);
+    await partner.getByRole('img', { name: /^pat20: last 30 days \(UTC\): 1 click, 1 lead, 1 sale\.$/ }).waitFor();
+    await partner.getByRole('link', { name: 'Download the QR code (SVG)' }).first().waitFor();
+    await partner.screenshot({ path: join(shotsDir, 'portal-link-details.png'), fullPage: true });
+  });
+
+  it('the partner switches to bank details paid through Wise, and each payout shows its line of the Wise file', async () => {
+    await partner.getByLabel('Bank transfer (paid through Wise)').check();
+    await partner.getByLabel('Account holder').fill('Pat Partner');
+    await partner.getByLabel('E-mail address for payment notices').fill('pat-bank@partner.test');
+    await partner.getByLabel('IBAN', { exact: true }).fill('DE89 3704 0044 0532 0130 00');
+    await partner.getByRole('button', { name: 'Save payout details' }).click();
+    await partner.getByText('Paid by bank transfer (Wise): Pat Partner, account ending 3000').waitFor();
+    // The owner pays the approved commission by Wise (the dashboard's API, with the owner's session).
+    const cookie = (await owner.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const headers = { cookie, origin: server.origin };
+    const ledger = await call(server.origin, 'GET', '/api/dashboard/programs/1/commissions', undefined, headers);
+    const ids = ledger.body.data.map((c: { id: number }) => c.id);
+    expect((await call(server.origin, 'POST', '/api/dashboard/programs/1/commissions/approve', { ids }, headers)).status).toBe(200);
+    const payout = await call(server.origin, 'POST', '/api/dashboard/programs/1/payouts', { partner_id: 1, currency: 'USD', method: 'wise', reference: 'PO-E2E-1' }, headers);
+    expect(payout.status, payout.text).toBe(201);
+    await partner.reload();
+    await partner.getByRole('region', { name: 'Payouts table' }).getByText('Pat Partner,pat-bank@partner.test,PO-E2E-1,PRIVATE,target,', { exact: false }).waitFor();
+  });
+
+  it('applications: the owner opens the program; a visitor applies from the public page by keyboard; the owner approves; the invitation mail signs the new partner in', async () => {
+    await owner.goto(`${server.origin}/programs/1/partners`);
+    await owner.getByLabel(/Open for applications/).check();
+    const applyUrl = (await owner.locator('code.link-url').filter({ hasText: '/apply/' }).textContent())!;
+    expect(applyUrl).toMatch(new RegExp(`^${server.origin}/apply/[A-Za-z0-9_-]{16}$`));
+    const visitor = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+    visitor.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+    await visitor.goto(applyUrl);
+    await visitor.getByRole('heading', { level: 1, name: 'Become a partner of Acme Store' }).waitFor();
+    await visitor.getByText('60 days after a click').waitFor();
+    expect(await checkAxe(visitor)).toEqual([]);
+    expect(await visitor.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await visitor.setViewportSize({ width: 1280, height: 900 });
+    await visitor.screenshot({ path: join(shotsDir, 'apply.png'), fullPage: true });
+    // Keyboard only: each field in turn, then Enter on the button.
+    await visitor.getByLabel('Your name').focus();
+    await visitor.keyboard.type('Alex Applicant');
+    await visitor.keyboard.press('Tab');
+    await visitor.keyboard.type('alex@applicant.test');
+    await visitor.keyboard.press('Tab');
+    await visitor.keyboard.type('https://alex.example');
+    await visitor.keyboard.press('Tab');
+    await visitor.keyboard.type('A newsletter of 5,000 readers about tools for small shops.');
+    await visitor.keyboard.press('Tab');
+    expect(await visitor.evaluate(() => document.activeElement?.textContent)).toBe('Send the application');
+    await visitor.keyboard.press('Enter');
+    await visitor.getByRole('heading', { level: 1, name: 'Application received' }).waitFor();
+    await visitor.getByRole('status').getByText(/if it is approved, an invitation/).waitFor();
+    expect(await checkAxe(visitor)).toEqual([]);
+
+    await owner.reload();
+    const waiting = owner.getByRole('region', { name: 'Applications waiting for a decision' });
+    await waiting.getByText('A newsletter of 5,000 readers about tools for small shops.').waitFor();
+    expect(await checkAxe(owner)).toEqual([]);
+    await owner.screenshot({ path: join(shotsDir, 'partners-applications.png'), fullPage: true });
+    const before = mails.length;
+    await owner.getByRole('button', { name: 'Approve Alex Applicant' }).click();
+    await owner.getByText('Alex Applicant approved: partner created with the link alex-applicant, and an invitation sent to alex@applicant.test.').waitFor();
+    const invitation = await linkFromMail('alex@applicant.test', '/portal/invitation', before);
+    await visitor.goto(invitation);
+    await visitor.getByRole('button', { name: 'Accept and sign in' }).click();
+    await visitor.getByRole('heading', { level: 1, name: /Alex Applicant/ }).waitFor();
+    await visitor.getByRole('region', { name: 'Referral links table' }).getByText('https://acme.test/?aff=alex-applicant').waitFor();
+    await visitor.context().close();
+  });
+
   it('passes axe-core (WCAG 2.1 AA) and works at phone width', async () => {
     await partner.goto(`${server.origin}/portal/partners/1`);
     await partner.getByRole('heading', { name: 'Program terms' }).waitFor();
+    await partner.locator('summary', { hasText: 'QR code and daily chart of pat20' }).click();
+    await partner.getByRole('img', { name: /^pat20: last 30 days/ }).waitFor();
     expect(await checkAxe(partner)).toEqual([]);
     await partner.setViewportSize({ width: 390, height: 844 });
     expect(await partner.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);

@@ -1,7 +1,5 @@
 /** Referral links (2.3, 3.3): create, list with clicks and last click, switch on and off. */
 import type { Context } from 'koa';
-import type { Knex } from 'knex';
-import { insertId } from '../../db/insert-id.js';
 import { ERRORS, IDENTIFIER_PATTERN, type DashboardLink } from '@reftrack/contract';
 import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
@@ -9,41 +7,9 @@ import { str } from '../../domain/json-values.js';
 import type { AppDeps } from '../../deps.js';
 import { requestActor } from '../../auth/actor.js';
 import { appendEvents } from '../../db/outbox.js';
-import { enrollPartner } from '../../domain/partners.js';
+import { createReferralLink, linkQuery, linkView } from '../../domain/links.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
-import { bool, isUniqueViolation } from '../../db/knex.js';
-import { DEMO_SHOP_PATH } from '../../seed/demo.js';
-
-function linkQuery(db: Knex) {
-  return db('referral_links as l')
-    .leftJoin('partners as pa', 'pa.id', 'l.partner_id')
-    .leftJoin('programs as pr', 'pr.id', 'l.program_id')
-    .select('l.id', 'l.short_link', 'l.partner_id', 'pa.code as partner_code', 'l.program_id', 'pr.domain', 'l.clicks', 'l.last_clicked', 'l.active', 'l.created_at');
-}
-
-/**
- * The address a partner shares: the program's site with `?aff=`; while `start --demo` runs, the demo
- * program's links lead to the demo shop, whose page carries the tracker (its domain, localhost, has none).
- */
-function shareUrl(deps: AppDeps, row: Record<string, unknown>): string | null {
-  const aff = encodeURIComponent(String(row.short_link));
-  if (deps.demo && Number(row.program_id) === deps.demo.programId) return `${deps.config.publicBaseUrl}${DEMO_SHOP_PATH}?aff=${aff}`;
-  return row.domain ? `https://${row.domain}/?aff=${aff}` : null;
-}
-
-function linkView(deps: AppDeps, row: Record<string, unknown>): DashboardLink {
-  return {
-    id: Number(row.id),
-    short_link: row.short_link as string,
-    partner_id: row.partner_id == null ? null : Number(row.partner_id),
-    partner_code: (row.partner_code as string | null) ?? null,
-    program_id: row.program_id == null ? null : Number(row.program_id),
-    url: shareUrl(deps, row),
-    clicks: Number(row.clicks),
-    last_clicked: row.last_clicked == null ? null : new Date(Number(row.last_clicked)).toISOString(),
-    active: bool(row.active),
-  };
-}
+import { isUniqueViolation } from '../../db/knex.js';
 
 export function listLinks(deps: AppDeps) {
   return async function handleList(ctx: Context): Promise<void> {
@@ -69,14 +35,7 @@ export function createLink(deps: AppDeps) {
     const actor = requestActor(ctx);
     let link: DashboardLink;
     try {
-      link = await deps.atomic(async (trx) => {
-        // A link's partner is enrolled in its program, so the link's sales can be commissioned.
-        await enrollPartner(trx, partnerId, programId, now, actor);
-        const id = await insertId(trx, 'referral_links', { short_link: shortLink, partner_id: partnerId, program_id: programId, active: body.active === false ? false : true, created_at: now });
-        const view = linkView(deps, await linkQuery(trx).where('l.id', id).first());
-        await appendEvents(trx, [{ type: 'link.created', programId, data: { link: view }, occurredAt: now, actor }]);
-        return view;
-      });
+      link = await deps.atomic((trx) => createReferralLink(trx, deps, { shortLink, partnerId, programId, active: body.active !== false }, actor, now));
     } catch (err) {
       if (isUniqueViolation(err)) fail(ERRORS.shortLinkTaken);
       throw err;

@@ -6,26 +6,26 @@
  * addresses, customer keys or click ids leave these routes.
  */
 import type { Context } from 'koa';
-import { ERRORS, type PayoutDetailsView, type PortalOverview } from '@reftrack/contract';
+import type { Knex } from 'knex';
+import { APPLICATION_LIMITS, ERRORS, type PayoutDetailsView, type PortalLinkDaily, type PortalOverview } from '@reftrack/contract';
+
+const DAY = 86_400_000;
 import type { AppDeps } from '../../deps.js';
 import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
 import { parseId } from '../../auth/workspace-access.js';
+import { ownPartner } from '../../auth/portal-partner.js';
 import { parsePayoutDetails, savePayoutDetails, viewPayoutDetails } from '../../domain/payout-details.js';
-import { DEMO_SHOP_PATH } from '../../seed/demo.js';
-
-async function ownPartner(deps: AppDeps, ctx: Context): Promise<number> {
-  const partnerId = parseId(ctx.params.id, ERRORS.portalPartnerNotFound);
-  const access = await deps.db('partner_portal_access').where({ partner_id: partnerId, person_id: ctx.state.portalPerson!.personId }).first('id');
-  if (!access) fail(ERRORS.portalPartnerNotFound);
-  return partnerId;
-}
+import { shareUrl } from '../../domain/links.js';
+import { payoutCsvLines } from '../../domain/payout-files.js';
+import { readPayoutDetails } from '../../domain/payout-details.js';
+import { readPayouts } from '../../domain/payouts.js';
 
 const count = (rows: Array<Record<string, unknown>>): Map<number, number> => new Map(rows.map((r) => [Number(r.link_id), Number(r.n)]));
 
 export function portalOverview(deps: AppDeps) {
   return async function handleOverview(ctx: Context): Promise<void> {
-    const partnerId = await ownPartner(deps, ctx);
+    const partnerId = await ownPartner(deps.db, ctx);
     const db = deps.db;
     const partner = await db('partners').where({ id: partnerId }).first('id', 'name', 'code');
     const programs = await db('partner_programs as pp')
@@ -39,19 +39,21 @@ export function portalOverview(deps: AppDeps) {
     const sales = count(await db('sale_events as e').join('customers as c', 'c.id', 'e.customer_id').whereIn('c.link_id', linkIds).where('e.is_test', false).groupBy('c.link_id').select('c.link_id').count({ n: '*' }));
     const commissions: Array<Record<string, unknown>> = await db('commissions').where({ partner_id: partnerId }).groupBy('status', 'currency').orderBy(['currency', 'status']).select('status', 'currency').count({ n: '*' }).sum({ total: 'amount_cents' });
     const payouts = await db('payouts').where({ partner_id: partnerId }).orderBy('created_at', 'desc').limit(100).select('id', 'program_id', 'reference', 'currency', 'amount_cents', 'method', 'status', 'created_at');
-    const shareUrl = (programId: number, shortLink: string, domain: string | null): string => {
-      const aff = encodeURIComponent(shortLink);
-      if (deps.demo && programId === deps.demo.programId) return `${deps.config.publicBaseUrl}${DEMO_SHOP_PATH}?aff=${aff}`;
-      return domain ? `https://${domain}/?aff=${aff}` : `?aff=${aff}`;
-    };
+    const requestsOpen = new Set((await db('program_portal_settings').whereIn('program_id', programs.map((p) => Number(p.id))).where({ link_requests_open: true }).pluck('program_id')).map(Number));
+    const csv = await payoutCsvLines(
+      await readPayouts(db, { partnerId }, 100),
+      (await readPayoutDetails(db, deps.secrets, [partnerId])).get(partnerId),
+      new Map(programs.map((p) => [Number(p.id), String(p.name)])),
+    );
     const data: PortalOverview = {
       partner: { id: Number(partner.id), name: partner.name, code: partner.code },
       terms: programs.map((p) => ({
         program_id: Number(p.id), program_name: p.name, domain: p.domain ?? null, commission_type: p.commission_type, commission_rate: Number(p.commission_rate),
         cookie_window_days: Number(p.attribution_window_days), hold_days: Number(p.commission_hold_days), payout_minimum: Number(p.payout_minimum),
+        link_requests_open: requestsOpen.has(Number(p.id)),
       })),
       links: links.map((l) => ({
-        id: Number(l.id), program_id: Number(l.program_id), short_link: l.short_link, url: shareUrl(Number(l.program_id), l.short_link, l.domain ?? null),
+        id: Number(l.id), program_id: Number(l.program_id), short_link: l.short_link, url: shareUrl(deps, Number(l.program_id), l.short_link, l.domain ?? null) ?? `?aff=${encodeURIComponent(l.short_link)}`,
         active: Boolean(l.active), clicks: Number(l.clicks), leads: leads.get(Number(l.id)) ?? 0, sales: sales.get(Number(l.id)) ?? 0,
       })),
       // Never summed across currencies: one row per status and currency.
@@ -59,6 +61,7 @@ export function portalOverview(deps: AppDeps) {
       payouts: payouts.map((p) => ({
         id: Number(p.id), program_id: Number(p.program_id), reference: p.reference, currency: p.currency, amount_cents: Number(p.amount_cents), method: p.method, status: p.status,
         created_at: new Date(Number(p.created_at)).toISOString(),
+        csv_line: csv.get(Number(p.id)) ?? null,
       })),
     };
     ctx.body = { success: true, data };
@@ -67,15 +70,46 @@ export function portalOverview(deps: AppDeps) {
 
 export function portalGetPayoutDetails(deps: AppDeps) {
   return async function handleGet(ctx: Context): Promise<void> {
-    const partnerId = await ownPartner(deps, ctx);
+    const partnerId = await ownPartner(deps.db, ctx);
     ctx.body = { success: true, data: (await viewPayoutDetails(deps.db, deps.secrets, partnerId)) satisfies PayoutDetailsView | null };
   };
 }
 
 export function portalPutPayoutDetails(deps: AppDeps) {
   return async function handlePut(ctx: Context): Promise<void> {
-    const partnerId = await ownPartner(deps, ctx);
+    const partnerId = await ownPartner(deps.db, ctx);
     const details = parsePayoutDetails(readBody(ctx));
     ctx.body = { success: true, data: await savePayoutDetails(deps.db, deps.secrets, partnerId, details, deps.now()) };
+  };
+}
+
+/** One link's clicks, leads and sales per UTC day over the last APPLICATION_LIMITS.dailyDays days (test traffic excluded). */
+export function portalLinkDaily(deps: AppDeps) {
+  return async function handleDaily(ctx: Context): Promise<void> {
+    const partnerId = await ownPartner(deps.db, ctx);
+    const linkId = parseId(ctx.params.linkId, ERRORS.linkNotFound);
+    const link = await deps.db('referral_links').where({ id: linkId, partner_id: partnerId }).first('id');
+    if (!link) fail(ERRORS.linkNotFound);
+    const today = Math.floor(deps.now() / DAY);
+    const first = today - APPLICATION_LIMITS.dailyDays + 1;
+    const from = first * DAY;
+    const db = deps.db;
+    // Integer division by a day's milliseconds gives the UTC day on both engines (bigint / bigint).
+    const perDay = async (q: Knex.QueryBuilder, column: string): Promise<Map<number, number>> => {
+      const rows = (await q.where(column, '>=', from).groupByRaw(`${column} / ${DAY}`).select(db.raw(`${column} / ${DAY} as day`)).count({ n: '*' })) as Array<Record<string, unknown>>;
+      return new Map(rows.map((r) => [Number(r.day), Number(r.n)]));
+    };
+    const clicks = await perDay(db('click_events').where({ link_id: linkId, is_test: false }), 'click_timestamp');
+    const leads = await perDay(db('lead_events as e').join('customers as c', 'c.id', 'e.customer_id').where({ 'c.link_id': linkId, 'e.is_test': false }), 'e.lead_timestamp');
+    const sales = await perDay(db('sale_events as e').join('customers as c', 'c.id', 'e.customer_id').where({ 'c.link_id': linkId, 'e.is_test': false }), 'e.sale_date');
+    const days = Array.from({ length: APPLICATION_LIMITS.dailyDays }, (_, i) => first + i);
+    const data: PortalLinkDaily = {
+      link_id: linkId,
+      days: days.map((d) => new Date(d * DAY).toISOString().slice(0, 10)),
+      clicks: days.map((d) => clicks.get(d) ?? 0),
+      leads: days.map((d) => leads.get(d) ?? 0),
+      sales: days.map((d) => sales.get(d) ?? 0),
+    };
+    ctx.body = { success: true, data };
   };
 }
