@@ -42,7 +42,7 @@ describe(`[${dbKind}] API reference page`, () => {
     expect((await s.get('/docs/api/..%2F..%2Fpackage.json')).status).toBe(404);
   });
 
-  it('renders every operation in Chromium without console errors or blocked or foreign requests', async () => {
+  it('renders every operation, with its request body and query parameters, in Chromium without console errors or blocked or foreign requests', async () => {
     const page = await browser.newPage();
     const problems: string[] = [];
     const origin = new URL(s.url).origin;
@@ -67,6 +67,13 @@ describe(`[${dbKind}] API reference page`, () => {
     await page.locator('#operations-Tracking-postApiV1TrackSale .opblock-summary').click();
     await page.waitForSelector('#operations-Tracking-postApiV1TrackSale .responses-table');
     expect(await page.locator('#operations-Tracking-postApiV1TrackSale .response-col_status').allInnerTexts()).toEqual(expect.arrayContaining(['200', '401', '409']));
+    // A write shows its request body; a list route its query parameters.
+    await page.locator('#operations-Dashboard-postApiDashboardPrograms .opblock-summary').click();
+    await page.waitForSelector('#operations-Dashboard-postApiDashboardPrograms .opblock-section-request-body');
+    expect(await page.locator('#operations-Dashboard-postApiDashboardPrograms .opblock-section-request-body').innerText()).toContain('commission_type');
+    await page.locator('#operations-Dashboard-getApiTrackingEventsProgramId .opblock-summary').click();
+    await page.waitForSelector('#operations-Dashboard-getApiTrackingEventsProgramId .parameters');
+    expect(await page.locator('#operations-Dashboard-getApiTrackingEventsProgramId .parameters').innerText()).toContain('pageSize');
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -12,5 +12,7 @@ export * from './commissions.js';
 export * from './webhooks.js';
 export * from './sign-in.js';
 export * from './openapi.js';
+export * from './openapi-requests.js';
+export * from './input-rules.js';
 export * from './portal.js';
 export * from './applications.js';

@@ -8,6 +8,10 @@
  */
 import { BRAND } from './brand.js';
 import { ERROR_CODES, STATUS_NAMES } from './errors.js';
+import { NO_COMMISSION_REASONS } from './commissions.js';
+import { DOMAIN_EVENT_TYPES } from './events.js';
+import { COMMISSION_STATUSES, ROLES } from './limits.js';
+import { OPERATION_REQUESTS } from './openapi-requests.js';
 import { ROUTES, type Credential, type RouteSpec } from './routes.js';
 import { SIGN_IN_PATHS } from './sign-in.js';
 
@@ -108,7 +112,7 @@ const SCHEMAS: Record<string, Schema> = {
     next_attempt_at: nullable(str),
     created_at: str,
     delivered_at: nullable(str),
-    last_attempt: nullable({ type: 'object' }),
+    last_attempt: nullable(ref('WebhookAttempt')),
   }),
   PartnerRef: obj({ id: int, code: str, name: str }),
   DashboardPartner: obj({
@@ -167,7 +171,27 @@ const SCHEMAS: Record<string, Schema> = {
     updated_at: str,
   }),
   PayoutDetails: obj({ partner_id: int, method: enumOf('paypal', 'wise'), summary: str, updated_at: str }),
-  WebhookDeliveryDetail: { allOf: [ref('WebhookDelivery'), obj({ payload: obj({ type: str, data: { type: 'object' } }), attempt_log: arr({ type: 'object' }) })] },
+  WebhookAttempt: obj({ attempt: int, started_at: str, duration_ms: nullable(int), status_code: nullable(int), response_body: nullable(str), error: nullable(str), succeeded: bool }),
+  WebhookDeliveryDetail: {
+    allOf: [ref('WebhookDelivery'), obj({ payload: obj({ id: str, type: str, version: int, timestamp: str, program_id: nullable(int), data: { type: 'object' } }), attempt_log: arr(ref('WebhookAttempt')) })],
+  },
+  EventActor: obj({ type: enumOf('account', 'agent_key', 'operator', 'system'), id: nullable(int), label: nullable(str), ip: nullable(str) }),
+  AuditEntry: obj({ id: int, event_id: str, action: enumOf(...DOMAIN_EVENT_TYPES), program_id: nullable(int), actor: ref('EventActor'), summary: str, occurred_at: str }),
+  StripeIntakeAnswer: ok({
+    ...obj({ event_id: str, type: str, action: enumOf('recorded', 'already_recorded', 'reversed', 'linked', 'ignored', 'duplicate'), reason: str, program_id: int }, ['reason']),
+    description: 'What the intake did with the event; some actions add members (the sale, the refund).',
+  }),
+  DashboardAccount: obj({ id: int, email: str, name: nullable(str) }),
+  DashboardWorkspace: obj({ id: int, name: str, role: enumOf(...ROLES) }),
+  PortalSignedIn: obj({ signed_in: { const: true }, expires_at: str }),
+  PortalPartnerRecord: obj({ partner_id: int, partner_name: str, partner_code: str, workspace_name: str, programs: arr(obj({ program_id: int, program_name: str })) }),
+  PortalOverview: obj({
+    partner: obj({ id: int, name: str, code: str }),
+    terms: arr(obj({ program_id: int, program_name: str, domain: nullable(str), commission_type: str, commission_rate: num, cookie_window_days: int, hold_days: int, payout_minimum: num })),
+    links: arr(obj({ id: int, program_id: int, short_link: str, url: str, active: bool, clicks: int, leads: int, sales: int })),
+    commissions: arr(obj({ status: enumOf(...COMMISSION_STATUSES), currency: str, count: int, amount_cents: int })),
+    payouts: arr(obj({ id: int, program_id: int, reference: str, currency: str, amount_cents: int, method: str, status: str, created_at: str })),
+  }),
   Pagination: obj({ page: int, pageSize: int, pageCount: int, total: int }),
   NormalizedEvent: obj({ id: int, event_type: enumOf('click', 'lead', 'conversion'), timestamp: str, click_id: nullable(str), createdAt: str, partner: nullable(obj({ id: int, code: str })) }),
 };
@@ -186,13 +210,17 @@ export interface ApiOperation {
   /** Success statuses and the schema of their body (JSON unless `contentType` says otherwise). */
   success: Record<number, Schema>;
   contentType?: string;
+  /** Other media types of the success answer, chosen by the request (e.g. `format=csv`). */
+  alsoContent?: Record<string, Schema>;
   /** Error statuses this route can answer; their bodies are the envelopes `typedStatuses` picks. */
   errors: number[];
   /** Error statuses answered in the typed envelope (the others: platform). Both: listed in `eitherStatuses`. */
   typedStatuses?: number[];
   eitherStatuses?: number[];
+  /** The JSON body's and the query's schemas: from OPERATION_REQUESTS (openapi-requests.ts) unless given here. */
   requestBody?: Schema;
   query?: Record<string, Schema>;
+  requiredQuery?: string[];
   /** Retired: answers 410 only. */
   deprecated?: boolean;
 }
@@ -226,6 +254,9 @@ const op = (
   tag,
   summary,
   success,
+  requestBody: OPERATION_REQUESTS[`${method} ${path}`]?.body,
+  query: OPERATION_REQUESTS[`${method} ${path}`]?.query,
+  requiredQuery: OPERATION_REQUESTS[`${method} ${path}`]?.requiredQuery,
   ...extra,
   // A dashboard write (any method but GET) must be same-origin JSON: 415 otherwise, even for DELETE.
   errors: [...new Set([...COMMON, ...BY_CREDENTIAL[credential], ...(credential === 'dashboard_session' && method !== 'GET' ? [415] : []), ...(extra.errors ?? [])])].sort(),
@@ -238,27 +269,31 @@ const eventPage: Schema = obj({ data: arr(ref('NormalizedEvent')), meta: obj({ p
 const SPEC_OPERATIONS: ApiOperation[] = [
   op('POST', ROUTES.trackClick.path, 'none', 'Tracking', 'Record a click on a referral link (spec 4.1)', {
     200: { anyOf: [obj({ success: { const: true }, click_id: str, partner_code: str, cookie_window_days: int }), obj({ success: { const: true }, message: str, data: obj({ eventId: int, programId: int, test_mode: { const: true } }) })] },
-  }, { errors: [401, 403, 410], typedStatuses: [410], eitherStatuses: [401], requestBody: obj({ affiliate_url: str }) }),
+  }, { errors: [401, 403, 410], typedStatuses: [410], eitherStatuses: [401] }),
   op('OPTIONS', ROUTES.trackClick.path, 'none', 'Tracking', 'CORS preflight of the click route', { 204: {} }),
   op('POST', ROUTES.trackLead.path, 'optional_program_key', 'Tracking', 'Record a lead (spec 4.2)', {
     200: obj({ success: { const: true }, provisional: { const: true }, data: obj({ click_id: nullable(str), customer_status: str, lead_id: int, test_mode: { const: true } }, ['test_mode']) }, ['provisional']),
-  }, { ...programKeyTyped, errors: [403], requestBody: obj({ click_id: str, customer_key: str, email: str }, ['click_id', 'customer_key', 'email']) }),
+  }, { ...programKeyTyped, errors: [403] }),
   op('OPTIONS', ROUTES.trackLead.path, 'none', 'Tracking', 'CORS preflight of the lead route', { 204: {} }),
   op('POST', ROUTES.trackSale.path, 'program_key', 'Tracking', 'Record a sale (spec 4.3)', {
-    200: ok({ type: 'object', properties: { attributed: bool, test_mode: bool, sale_id: int, transaction_id: str, commission_reason: nullable(str) } }),
-  }, { ...programKeyTyped, errors: [403, 404, 409, 422], requestBody: obj({ transaction_id: str, amount_cents: int, currency: str, customer_key: str, click_id: str }, ['customer_key', 'click_id', 'currency']) }),
+    200: ok({
+      anyOf: [
+        obj({ attributed: { const: true }, sale_id: int, transaction_id: str, commission_id: nullable(int), commission_amount_cents: int, currency: str, commission_reason: nullable(enumOf(...NO_COMMISSION_REASONS)) }),
+        obj({ attributed: { const: false }, reason: { const: 'attribution_window_expired' } }),
+        obj({ test_mode: { const: true }, sale_id: int, transaction_id: str, commission_reason: { const: 'test_mode' } }),
+      ],
+    }),
+  }, { ...programKeyTyped, errors: [403, 404, 409, 422] }),
   op('POST', ROUTES.trackRefund.path, 'program_key', 'Tracking', 'Record a refund (spec 4.4)', {
     200: ok(obj({ refund_id: int, sale_id: int, transaction_id: str, reason: str, commission_id: nullable(int), commission_status: nullable(str), adjustment_amount_cents: int })),
-  }, { ...programKeyTyped, errors: [404, 409], requestBody: obj({ transaction_id: str, reason: str }, ['reason']) }),
+  }, { ...programKeyTyped, errors: [404, 409] }),
   op('GET', ROUTES.readiness.path, 'program_key', 'Tracking', 'Integration readiness checklist (spec 4.5)', { 200: ok(ref('ReadinessData')) }, { typedStatuses: [401, 429, 500] }),
-  op('GET', ROUTES.trackingEvents.path, 'dashboard_session', 'Dashboard', 'List tracking events of a program (spec 4.6)', { 200: eventPage }, {
-    query: { page: int, pageSize: int, eventType: enumOf('click', 'lead', 'conversion'), dateFrom: str, dateTo: str },
-  }),
+  op('GET', ROUTES.trackingEvents.path, 'dashboard_session', 'Dashboard', 'List tracking events of a program (spec 4.6)', { 200: eventPage }),
   op('POST', ROUTES.cliAuthStart.path, 'none', 'CLI', 'Start a CLI sign-in (spec 4.7)', { 200: ok(obj({ state: str, login_url: str, expires_at: str, poll_interval_seconds: int, pairing_code: str }, ['pairing_code'])) }),
-  op('POST', ROUTES.cliAuthCallback.path, 'none', 'CLI', 'Complete a CLI sign-in with an id_token (spec 4.7)', { 200: ok(obj({ status: { const: 'complete' }, account: obj({ email: str, name: nullable(str) }) })) }, { errors: [401, 403, 404, 503], requestBody: obj({ state: str, id_token: str }) }),
+  op('POST', ROUTES.cliAuthCallback.path, 'none', 'CLI', 'Complete a CLI sign-in with an id_token (spec 4.7)', { 200: ok(obj({ status: { const: 'complete' }, account: obj({ email: str, name: nullable(str) }) })) }, { errors: [401, 403, 404, 503] }),
   op('GET', ROUTES.cliAuthPoll.path, 'none', 'CLI', 'Poll a CLI sign-in (spec 4.7)', {
     200: ok({ oneOf: [obj({ status: { const: 'pending' }, expires_at: str }), obj({ status: { const: 'complete' }, token: str, account: obj({ email: str, name: nullable(str) }) }), obj({ status: { const: 'expired' } })] }),
-  }, { errors: [404], query: { state: str } }),
+  }, { errors: [404] }),
   op('POST', ROUTES.cliAuthLogout.path, 'login_token', 'CLI', 'Revoke the login token sent', { 200: ok(obj({ revoked: { const: true }, revoked_at: str })) }),
   op('POST', ROUTES.cliInit.path, 'login_token', 'CLI', 'Create a program (spec 4.7)', { 201: ok(obj({ program: ref('Program'), api_key_instructions: str, next_steps: arr(str) })) }),
   op('GET', ROUTES.cliPrograms.path, 'login_token', 'CLI', 'List the account\'s programs (spec 4.7)', { 200: ok(arr(ref('Program'))) }),
@@ -273,8 +308,8 @@ const SPEC_OPERATIONS: ApiOperation[] = [
   }, programKeyTyped),
   op('POST', ROUTES.cliStripeConnect.path, 'none', 'CLI', 'Retired: connect Stripe in the dashboard instead', {}, { errors: [410], deprecated: true }),
   op('POST', ROUTES.cliProgramKey.path, 'login_token', 'CLI', 'Generate or replace a program key (owner only)', {
-    200: ok(obj({ program_id: int, api_key: str, api_token_masked: nullable(str), replaced: bool, note: str })),
-  }, { errors: [404, 409], requestBody: obj({ replace: bool }, ['replace']) }),
+    201: ok(obj({ program_id: int, api_key: str, api_token_masked: nullable(str), replaced: bool, note: str })),
+  }, { errors: [404, 409] }),
   op('GET', ROUTES.cliWebhooks.path, 'login_token', 'Webhooks', 'List webhook endpoints (CLI)', { 200: ok(arr(ref('WebhookEndpoint'))) }, { errors: [404] }),
   op('POST', ROUTES.cliWebhookCreate.path, 'login_token', 'Webhooks', 'Create a webhook endpoint (CLI)', { 201: ok(ref('WebhookEndpointWithSecret')) }, { errors: [404, 409] }),
   op('PATCH', ROUTES.cliWebhookUpdate.path, 'login_token', 'Webhooks', 'Update a webhook endpoint (CLI)', { 200: ok(ref('WebhookEndpoint')) }, { errors: [404] }),
@@ -296,8 +331,8 @@ const SPEC_OPERATIONS: ApiOperation[] = [
   op('GET', ROUTES.agentWebhookDeliveries.path, 'agent_key', 'Webhooks', 'An endpoint\'s delivery log (agent)', { 200: obj({ success: { const: true }, data: arr(ref('WebhookDelivery')), meta: obj({ pagination: ref('Pagination') }) }) }),
   op('GET', ROUTES.agentWebhookDelivery.path, 'agent_key', 'Webhooks', 'A delivery with every attempt (agent)', { 200: ok(ref('WebhookDeliveryDetail')) }),
   op('POST', ROUTES.agentWebhookResend.path, 'agent_key', 'Webhooks', 'Resend a delivery (agent)', { 202: ok(ref('WebhookDeliveryDetail')) }),
-  op('POST', ROUTES.stripeWebhook.path, 'none', 'Payment intake', 'Stripe events, shared intake address (spec 6.1)', { 200: ANY_OBJECT }, { errors: [404] }),
-  op('POST', ROUTES.stripeWebhookEndpoint.path, 'none', 'Payment intake', 'Stripe events at a connection\'s own intake address (spec 6.1)', { 200: ANY_OBJECT }, { errors: [404] }),
+  op('POST', ROUTES.stripeWebhook.path, 'none', 'Payment intake', 'Stripe events, shared intake address (spec 6.1)', { 200: ref('StripeIntakeAnswer') }, { errors: [404] }),
+  op('POST', ROUTES.stripeWebhookEndpoint.path, 'none', 'Payment intake', 'Stripe events at a connection\'s own intake address (spec 6.1)', { 200: ref('StripeIntakeAnswer') }, { errors: [404] }),
   op('GET', ROUTES.healthz.path, 'none', 'Operations', 'Liveness', { 200: obj({ status: { const: 'ok' } }) }, { errors: [503] }),
   op('GET', ROUTES.errorDocs.path, 'none', 'Pages', 'The error reference page (HTML)', { 200: str }, { contentType: 'text/html' }),
 ];
@@ -313,11 +348,11 @@ const OTHER_OPERATIONS: ApiOperation[] = [
     503: obj({ status: { const: 'not_ready' }, reasons: { type: 'array', items: str, minItems: 1 }, degraded: arr(str) }),
   }),
   op('GET', '/metrics', 'none', 'Operations', 'Prometheus metrics, behind METRICS_TOKEN (docs/operator.md)', { 200: str }, { contentType: 'text/plain', errors: [401, 404] }),
-  op('GET', '/openapi.json', 'none', 'Operations', 'This document', { 200: ANY_OBJECT }),
+  op('GET', '/openapi.json', 'none', 'Operations', 'This document', { 200: obj({ openapi: { const: '3.1.0' }, info: ANY_OBJECT, paths: ANY_OBJECT, components: ANY_OBJECT }) }),
   op('GET', '/tracker.js', 'none', 'Tracking', 'The browser tracker (deferred snippet)', { 200: str }, { contentType: 'application/javascript' }),
   op('GET', '/tracker/v1.js', 'none', 'Tracking', 'The browser tracker (versioned, async snippet)', { 200: str }, { contentType: 'application/javascript' }),
-  op('POST', '/api/dashboard/session', 'none', 'Dashboard', 'Sign in with an id_token: sets the session cookie', { 200: ok(obj({ account: ANY_OBJECT, workspaces: arr(ANY_OBJECT), expires_at: str })) }, { errors: [401, 403, 415, 503] }),
-  op('GET', '/api/dashboard/session', D, 'Dashboard', 'The signed-in account and its workspaces', { 200: ok(obj({ account: obj({ id: int, email: str, name: nullable(str) }), workspaces: arr(obj({ id: int, name: str, role: str })) })) }),
+  op('POST', '/api/dashboard/session', 'none', 'Dashboard', 'Sign in with an id_token: sets the session cookie', { 200: ok(obj({ account: ref('DashboardAccount'), workspaces: arr(ref('DashboardWorkspace')), expires_at: str })) }, { errors: [401, 403, 415, 503] }),
+  op('GET', '/api/dashboard/session', D, 'Dashboard', 'The signed-in account and its workspaces', { 200: ok(obj({ account: ref('DashboardAccount'), workspaces: arr(ref('DashboardWorkspace')) })) }),
   op('DELETE', '/api/dashboard/session', D, 'Dashboard', 'Sign out', { 200: ok(obj({ signed_out: { const: true } })) }),
   op('GET', SIGN_IN_PATHS.options, 'none', 'Dashboard', 'How the dashboard signs in', { 200: ok(obj({ mode: enumOf('oidc', 'development'), provider_name: nullable(str), start_url: str })) }),
   op('GET', '/api/dashboard/programs', D, 'Dashboard', 'List programs', { 200: ok(arr(ref('ProgramView'))) }),
@@ -334,7 +369,7 @@ const OTHER_OPERATIONS: ApiOperation[] = [
   op('GET', '/api/dashboard/programs/:id/payments', D, 'Dashboard', 'The payment-processor connection', { 200: ok(ref('PaymentsConnection')) }),
   op('PUT', '/api/dashboard/programs/:id/payments', D, 'Dashboard', 'Connect Stripe', { 200: ok(ref('PaymentsConnection')) }, { errors: [409, 415] }),
   op('DELETE', '/api/dashboard/programs/:id/payments', D, 'Dashboard', 'Disconnect Stripe', { 200: ok(ref('PaymentsConnection')) }),
-  op('GET', '/api/dashboard/programs/:id/commissions', D, 'Commissions and payouts', 'The commission ledger', { 200: ref('Ledger') }),
+  op('GET', '/api/dashboard/programs/:id/commissions', D, 'Commissions and payouts', 'The commission ledger', { 200: ref('Ledger') }, { alsoContent: { 'text/csv': str } }),
   op('POST', '/api/dashboard/programs/:id/commissions/approve', D, 'Commissions and payouts', 'Approve commissions', { 200: ok(arr(ref('CommissionReviewResult'))) }, { errors: [415] }),
   op('POST', '/api/dashboard/programs/:id/commissions/decline', D, 'Commissions and payouts', 'Decline commissions', { 200: ok(arr(ref('CommissionReviewResult'))) }, { errors: [415] }),
   op('GET', '/api/dashboard/programs/:id/balances', D, 'Commissions and payouts', 'Partner balances by currency', { 200: ok(arr(ref('PartnerBalance'))) }),
@@ -348,7 +383,7 @@ const OTHER_OPERATIONS: ApiOperation[] = [
   op('GET', '/api/dashboard/cli-tokens', D, 'Dashboard', 'The account\'s CLI tokens', { 200: ok(arr(ref('CliToken'))) }),
   op('POST', '/api/dashboard/cli-tokens/:id/revoke', D, 'Dashboard', 'Revoke a CLI token', { 200: ok(ref('CliToken')) }, { errors: [415] }),
   op('GET', '/api/dashboard/workspaces/:id/agent-keys', D, 'Dashboard', 'A workspace\'s agent keys', { 200: ok(arr(ref('AgentKey'))) }),
-  op('GET', '/api/dashboard/workspaces/:id/audit-log', D, 'Dashboard', 'A workspace\'s audit log', { 200: obj({ success: { const: true }, data: arr({ type: 'object' }), meta: obj({ pagination: ref('Pagination') }) }) }),
+  op('GET', '/api/dashboard/workspaces/:id/audit-log', D, 'Dashboard', 'A workspace\'s audit log', { 200: obj({ success: { const: true }, data: arr(ref('AuditEntry')), meta: obj({ pagination: ref('Pagination') }) }) }),
   op('POST', '/api/dashboard/agent-keys/:id/revoke', D, 'Dashboard', 'Revoke an agent key', { 200: ok(ref('AgentKey')) }, { errors: [415] }),
   op('GET', '/api/dashboard/workspaces/:id/webhooks', D, 'Webhooks', 'List webhook endpoints', { 200: ok(arr(ref('WebhookEndpoint'))) }),
   op('POST', '/api/dashboard/workspaces/:id/webhooks', D, 'Webhooks', 'Create a webhook endpoint', { 201: ok(ref('WebhookEndpointWithSecret')) }, { errors: [409, 415] }),
@@ -361,17 +396,17 @@ const OTHER_OPERATIONS: ApiOperation[] = [
   op('GET', '/api/dashboard/webhook-deliveries/:id', D, 'Webhooks', 'A delivery with every attempt', { 200: ok(ref('WebhookDeliveryDetail')) }),
   op('POST', '/api/dashboard/webhook-deliveries/:id/resend', D, 'Webhooks', 'Resend a delivery', { 202: ok(ref('WebhookDeliveryDetail')) }, { errors: [415] }),
   // The partner portal (docs/partners.md).
-  op('POST', '/api/dashboard/partners/:id/invitations', D, 'Partner portal', 'Invite a partner to the portal by e-mail', { 201: ok(ANY_OBJECT) }, { errors: [409, 415] }),
-  op('POST', '/api/portal/sign-in', 'none', 'Partner portal', 'Ask for a one-time sign-in link (the same answer for every address)', { 202: ok(ANY_OBJECT) }, { errors: [403, 415] }),
-  op('POST', '/api/portal/sign-in/verify', 'none', 'Partner portal', 'Sign in with a one-time link: sets the portal session cookie', { 200: ok(ANY_OBJECT) }, { errors: [401, 403, 415] }),
-  op('POST', '/api/portal/invitations/accept', 'none', 'Partner portal', 'Accept an invitation: binds the address and sets the portal session cookie', { 200: ok(ANY_OBJECT) }, { errors: [401, 403, 404, 409, 410, 415] }),
-  op('GET', '/api/portal/session', P, 'Partner portal', 'The signed-in partner person and their partner records', { 200: ok(obj({ email: str, partners: arr(ANY_OBJECT) })) }),
-  op('DELETE', '/api/portal/session', P, 'Partner portal', 'Sign out of the portal', { 200: ok(ANY_OBJECT) }, { errors: [415] }),
+  op('POST', '/api/dashboard/partners/:id/invitations', D, 'Partner portal', 'Invite a partner to the portal by e-mail', { 201: ok(obj({ invitation_id: int, partner_id: int, email: str, expires_at: str })) }, { errors: [409, 415] }),
+  op('POST', '/api/portal/sign-in', 'none', 'Partner portal', 'Ask for a one-time sign-in link (the same answer for every address)', { 202: ok(obj({ sent: { const: true }, message: str })) }, { errors: [403, 415] }),
+  op('POST', '/api/portal/sign-in/verify', 'none', 'Partner portal', 'Sign in with a one-time link: sets the portal session cookie', { 200: ok(ref('PortalSignedIn')) }, { errors: [401, 403, 415] }),
+  op('POST', '/api/portal/invitations/accept', 'none', 'Partner portal', 'Accept an invitation: binds the address and sets the portal session cookie', { 200: ok(ref('PortalSignedIn')) }, { errors: [401, 403, 404, 409, 410, 415] }),
+  op('GET', '/api/portal/session', P, 'Partner portal', 'The signed-in partner person and their partner records', { 200: ok(obj({ email: str, partners: arr(ref('PortalPartnerRecord')) })) }),
+  op('DELETE', '/api/portal/session', P, 'Partner portal', 'Sign out of the portal', { 200: ok(obj({ signed_out: { const: true } })) }, { errors: [415] }),
   op('GET', '/api/portal/partners/:id', P, 'Partner portal', "One partner record's terms, links, commissions by status and currency, payouts", {
-    200: ok(obj({ partner: obj({ id: int, name: str, code: str }), terms: arr(ANY_OBJECT), links: arr(ANY_OBJECT), commissions: arr(ANY_OBJECT), payouts: arr(ANY_OBJECT) })),
+    200: ok(ref('PortalOverview')),
   }),
-  op('GET', '/api/portal/partners/:id/payout-details', P, 'Partner portal', 'Where the partner is paid (a summary)', { 200: ok(nullable(ANY_OBJECT)) }),
-  op('PUT', '/api/portal/partners/:id/payout-details', P, 'Partner portal', 'Set where the partner is paid (encrypted at rest)', { 200: ok(ANY_OBJECT) }, { errors: [415] }),
+  op('GET', '/api/portal/partners/:id/payout-details', P, 'Partner portal', 'Where the partner is paid (a summary)', { 200: ok(nullable(ref('PayoutDetails'))) }),
+  op('PUT', '/api/portal/partners/:id/payout-details', P, 'Partner portal', 'Set where the partner is paid (encrypted at rest)', { 200: ok(ref('PayoutDetails')) }, { errors: [415] }),
   op('GET', '/api/agent/v1/programs/:id/commissions', A, 'Commissions and payouts', 'The commission ledger (agent, commissions:read)', { 200: ref('Ledger') }),
   op('GET', '/api/agent/v1/programs/:id/balances', A, 'Commissions and payouts', 'Partner balances (agent, commissions:read)', { 200: ok(arr(ref('PartnerBalance'))) }),
   op('GET', '/api/agent/v1/programs/:id/payouts', A, 'Commissions and payouts', 'Payouts (agent, commissions:read)', { 200: ok(arr(ref('Payout'))) }),
@@ -390,33 +425,26 @@ const linkRequest = obj({
   id: int, partner_id: int, partner_code: str, partner_name: str, program_id: int, program_name: str, short_link: nullable(str), note: nullable(str),
   status: decisionStatus, decline_reason: nullable(str), link_id: nullable(int), created_at: str, decided_at: nullable(str),
 });
-const declineBody = obj({ reason: nullable(str), notify: bool }, ['reason', 'notify']);
 
 const PARTNER_PROGRAM_OPERATIONS: ApiOperation[] = [
   op('GET', '/api/dashboard/programs/:id/portal-settings', D, 'Partner portal', 'Whether the program takes applications and link requests, and its application page', { 200: ok(portalSettings) }),
-  op('PUT', '/api/dashboard/programs/:id/portal-settings', D, 'Partner portal', 'Open or close the program for applications and link requests', { 200: ok(portalSettings) }, {
-    errors: [415], requestBody: obj({ applications_open: bool, link_requests_open: bool }),
-  }),
-  op('GET', '/api/dashboard/programs/:id/applications', D, 'Partner portal', 'Applications to the program, newest first', { 200: ok(arr(application)) }, { query: { status: decisionStatus } }),
+  op('PUT', '/api/dashboard/programs/:id/portal-settings', D, 'Partner portal', 'Open or close the program for applications and link requests', { 200: ok(portalSettings) }, { errors: [415] }),
+  op('GET', '/api/dashboard/programs/:id/applications', D, 'Partner portal', 'Applications to the program, newest first', { 200: ok(arr(application)) }),
   op('POST', '/api/dashboard/applications/:id/approve', D, 'Partner portal', 'Approve: partner, enrollment, default link, invitation and its e-mail, in one transaction', {
     200: ok(obj({ application, partner_id: int, link: ref('DashboardLink'), invitation_id: int })),
   }, { errors: [409, 415] }),
-  op('POST', '/api/dashboard/applications/:id/decline', D, 'Partner portal', 'Decline, with an optional reason and e-mail to the applicant', { 200: ok(obj({ application })) }, { errors: [409, 415], requestBody: declineBody }),
-  op('GET', '/api/dashboard/programs/:id/link-requests', D, 'Partner portal', "Partners' link requests in the program, newest first", { 200: ok(arr(linkRequest)) }, { query: { status: decisionStatus } }),
-  op('POST', '/api/dashboard/link-requests/:id/approve', D, 'Partner portal', 'Approve a link request: creates the link', { 200: ok(obj({ request: linkRequest, link: ref('DashboardLink') })) }, {
-    errors: [409, 415], requestBody: obj({ short_link: str }, ['short_link']),
-  }),
-  op('POST', '/api/dashboard/link-requests/:id/decline', D, 'Partner portal', 'Decline a link request, with an optional reason', { 200: ok(obj({ request: linkRequest })) }, { errors: [409, 415], requestBody: declineBody }),
+  op('POST', '/api/dashboard/applications/:id/decline', D, 'Partner portal', 'Decline, with an optional reason and e-mail to the applicant', { 200: ok(obj({ application })) }, { errors: [409, 415] }),
+  op('GET', '/api/dashboard/programs/:id/link-requests', D, 'Partner portal', "Partners' link requests in the program, newest first", { 200: ok(arr(linkRequest)) }),
+  op('POST', '/api/dashboard/link-requests/:id/approve', D, 'Partner portal', 'Approve a link request: creates the link', { 200: ok(obj({ request: linkRequest, link: ref('DashboardLink') })) }, { errors: [409, 415] }),
+  op('POST', '/api/dashboard/link-requests/:id/decline', D, 'Partner portal', 'Decline a link request, with an optional reason', { 200: ok(obj({ request: linkRequest })) }, { errors: [409, 415] }),
   op('GET', '/api/apply/:slug', 'none', 'Partner portal', "The public application page's program terms (404 when closed)", {
     200: ok(obj({ program_name: str, domain: nullable(str), commission_type: str, commission_rate: num, cookie_window_days: int, hold_days: int, payout_minimum: num })),
   }, { errors: [404] }),
   op('POST', '/api/apply/:slug', 'none', 'Partner portal', 'Apply to the program (the same answer whether or not the address applied before or is a partner)', {
     202: ok(obj({ received: { const: true }, message: str })),
-  }, { errors: [403, 404, 415], requestBody: obj({ name: str, email: str, website: nullable(str), promotion: str }, ['website']) }),
+  }, { errors: [403, 404, 415] }),
   op('GET', '/api/portal/partners/:id/link-requests', P, 'Partner portal', "The partner record's link requests", { 200: ok(arr(linkRequest)) }),
-  op('POST', '/api/portal/partners/:id/link-requests', P, 'Partner portal', 'Ask for another referral link (where the program allows it)', { 201: ok(linkRequest) }, {
-    errors: [409, 415], requestBody: obj({ program_id: int, short_link: nullable(str), note: nullable(str) }, ['short_link', 'note']),
-  }),
+  op('POST', '/api/portal/partners/:id/link-requests', P, 'Partner portal', 'Ask for another referral link (where the program allows it)', { 201: ok(linkRequest) }, { errors: [409, 415] }),
   op('GET', '/api/portal/partners/:id/links/:linkId/daily', P, 'Partner portal', "One link's clicks, leads and sales per UTC day, last 30 days", {
     200: ok(obj({ link_id: int, days: arr(str), clicks: arr(int), leads: arr(int), sales: arr(int) })),
   }),
@@ -467,11 +495,12 @@ function errorSchema(o: ApiOperation, status: number): Schema {
 
 function operationObject(o: ApiOperation): Schema {
   const params = [...o.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: m[1] === 'endpointId' ? str : { type: 'integer', minimum: 1 } }));
-  const query = Object.entries(o.query ?? {}).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
+  const query = Object.entries(o.query ?? {}).map(([name, schema]) => ({ name, in: 'query', required: o.requiredQuery?.includes(name) ?? false, schema }));
   const responses: Record<string, Schema> = {};
   for (const [status, schema] of Object.entries(o.success)) {
     const type = o.contentType ?? 'application/json';
-    responses[status] = Number(status) === 204 ? { description: 'No content' } : { description: 'Success', content: { [type]: { schema } } };
+    const also = Object.fromEntries(Object.entries(o.alsoContent ?? {}).map(([media, s]) => [media, { schema: s }]));
+    responses[status] = Number(status) === 204 ? { description: 'No content' } : { description: 'Success', content: { [type]: { schema }, ...also } };
   }
   for (const status of o.errors) {
     if (responses[status]) continue;
@@ -505,7 +534,7 @@ export function buildOpenApiDocument(serverUrl: string, version = '0.1.0'): Reco
       description: 'Generated from @reftrack/contract. Errors come in the platform envelope `{data:null,error:{status,name,message,details,code?}}` or the typed envelope `{error:{code,message}}`; every code is described at /docs/errors.',
     },
     servers: [{ url: serverUrl }],
-    tags: ['Tracking', 'CLI', 'Dashboard', 'Commissions and payouts', 'Webhooks', 'Agent API', 'Payment intake', 'Operations', 'Pages'].map((name) => ({ name })),
+    tags: ['Tracking', 'CLI', 'Dashboard', 'Commissions and payouts', 'Webhooks', 'Agent API', 'Partner portal', 'Payment intake', 'Operations', 'Pages'].map((name) => ({ name })),
     paths,
     components: {
       schemas: SCHEMAS,

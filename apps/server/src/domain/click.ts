@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { insertId } from '../db/insert-id.js';
-import { ERRORS, type ClickResponse, type TestClickResponse } from '@reftrack/contract';
+import { ERRORS, INPUT_RULES, type ClickResponse, type TestClickResponse } from '@reftrack/contract';
 import { fail } from '../api-error.js';
 import { str, text } from './json-values.js';
 import type { AppDeps } from '../deps.js';
@@ -15,7 +15,7 @@ import { findProgramKey } from '../auth/program-key.js';
 import type { ResolvedLink } from '../db/link-cache.js';
 import { CLICK_EVENT_COLUMNS, CUSTOMER_COLUMNS, rowObject, type Row } from '../db/click-rows.js';
 
-const URL_MAX = 2048;
+const KEPT = INPUT_RULES.storedText;
 /** Any printable value may name a (legacy) link; control characters, NUL included, never do. */
 const SHORT_LINK = /^[^\u0000-\u001f\u007f]{1,200}$/;
 const CLICK_ID = /^[A-Za-z0-9_]{1,64}$/;
@@ -50,7 +50,7 @@ export async function resolveLink(deps: AppDeps, affiliateUrl: unknown): Promise
 /** The click event's values, in the order of CLICK_EVENT_COLUMNS. */
 function clickEventRow(origin: ClickOrigin, deps: AppDeps, body: Record<string, unknown>, link: { id: number; partnerId: number }, programId: number, clickId: string, test: boolean, now: number): Row {
   const header = origin.headers['user-agent'];
-  const userAgent = text(body.user_agent, 1024) ?? (typeof header === 'string' && header ? header : null);
+  const userAgent = text(body.user_agent, KEPT.user_agent) ?? (typeof header === 'string' && header ? header : null);
   const geo = deps.geo.lookup(origin.ip, origin.headers);
   const device = parseUserAgent(userAgent ?? undefined);
   return [
@@ -59,14 +59,14 @@ function clickEventRow(origin: ClickOrigin, deps: AppDeps, body: Record<string, 
     link.partnerId,
     clickId,
     test,
-    text(body.session_id, 255),
-    text(body.page_url, URL_MAX),
-    text(body.page_title, 512),
-    text(body.referrer_url, URL_MAX),
-    text(body.screen_resolution, 32),
-    text(body.viewport_size, 32),
-    text(body.language, 35),
-    text(body.timezone, 64),
+    text(body.session_id, KEPT.session_id),
+    text(body.page_url, KEPT.page_url),
+    text(body.page_title, KEPT.page_title),
+    text(body.referrer_url, KEPT.referrer_url),
+    text(body.screen_resolution, KEPT.screen_resolution),
+    text(body.viewport_size, KEPT.viewport_size),
+    text(body.language, KEPT.language),
+    text(body.timezone, KEPT.timezone),
     userAgent,
     geo.geo_country,
     geo.geo_region,

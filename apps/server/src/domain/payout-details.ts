@@ -5,17 +5,14 @@
  * only a summary: the PayPal e-mail, or the account holder and the account's last four characters.
  */
 import type { Knex } from 'knex';
-import { ERRORS, type PayoutDetailsInput, type PayoutDetailsView } from '@reftrack/contract';
+import { ERRORS, INPUT_RULES, type PayoutDetailsInput, type PayoutDetailsView } from '@reftrack/contract';
 import { fail } from '../api-error.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { Body } from './json-values.js';
 
 export const PAYOUT_DETAILS_COLUMN = { table: 'partner_payout_details', column: 'details_sealed', purpose: 'partner_payout_details.details_sealed' } as const;
 
-const EMAIL = /^[^@\s,"]{1,200}@[^@\s,"]{1,200}\.[^@\s,"]{2,63}$/;
-const IBAN = /^[A-Z]{2}[0-9]{2}[A-Z0-9]{10,30}$/;
-const BIC = /^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$/;
-const DIGITS = (min: number, max: number) => new RegExp(`^[0-9]{${min},${max}}$`);
+const { email: EMAIL, iban: IBAN, bic: BIC } = INPUT_RULES.payoutDetails;
 
 const problem = (text: string): never => fail(ERRORS.payoutDetailsInvalid, { problem: text });
 
@@ -34,14 +31,14 @@ function text(body: Body, key: string, max: number, required: boolean): string |
 export function parsePayoutDetails(body: Body): PayoutDetailsInput {
   const method = body.method;
   if (method === 'paypal') {
-    const email = text(body, 'paypal_email', 254, true)!;
+    const email = text(body, 'paypal_email', INPUT_RULES.payoutDetails.emailMaxLength, true)!;
     if (!EMAIL.test(email)) problem('paypal_email must be an e-mail address');
     return { method, paypal_email: email };
   }
   if (method !== 'wise') return problem('method must be paypal or wise');
   const compact = (key: string, max: number) => text(body, key, max, false)?.replace(/\s+/g, '').toUpperCase();
-  const holder = text(body, 'account_holder', 140, true)!;
-  const email = text(body, 'email', 254, true)!;
+  const holder = text(body, 'account_holder', INPUT_RULES.payoutDetails.accountHolderMaxLength, true)!;
+  const email = text(body, 'email', INPUT_RULES.payoutDetails.emailMaxLength, true)!;
   if (!EMAIL.test(email)) problem('email must be an e-mail address');
   const receiverType = body.receiver_type ?? 'PRIVATE';
   if (receiverType !== 'PRIVATE' && receiverType !== 'BUSINESS') problem('receiver_type must be PRIVATE or BUSINESS');
@@ -53,9 +50,9 @@ export function parsePayoutDetails(body: Body): PayoutDetailsInput {
   const accountType = body.account_type;
   if (iban !== undefined && !IBAN.test(iban)) problem('iban must be an IBAN (country code, check digits, account)');
   if (bic !== undefined && !BIC.test(bic)) problem('bic must be a BIC of 8 or 11 characters');
-  if (accountNumber !== undefined && !/^[A-Z0-9]{4,34}$/.test(accountNumber)) problem('account_number must be 4 to 34 letters or digits');
-  if (sortCode !== undefined && !DIGITS(6, 6).test(sortCode)) problem('sort_code must be 6 digits');
-  if (abartn !== undefined && !DIGITS(9, 9).test(abartn)) problem('abartn must be the 9-digit ACH routing number');
+  if (accountNumber !== undefined && !INPUT_RULES.payoutDetails.accountNumber.test(accountNumber)) problem('account_number must be 4 to 34 letters or digits');
+  if (sortCode !== undefined && !INPUT_RULES.payoutDetails.sortCode.test(sortCode)) problem('sort_code must be 6 digits');
+  if (abartn !== undefined && !INPUT_RULES.payoutDetails.abartn.test(abartn)) problem('abartn must be the 9-digit ACH routing number');
   if (accountType !== undefined && accountType !== 'CHECKING' && accountType !== 'SAVINGS') problem('account_type must be CHECKING or SAVINGS');
   if (iban === undefined && accountNumber === undefined) problem('Give iban, or account_number with sort_code (GBP) or abartn and account_type (USD)');
   return {

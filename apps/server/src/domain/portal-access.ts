@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { ERRORS, PORTAL_LIMITS, PORTAL_PATHS, type EventActor } from '@reftrack/contract';
+import { ERRORS, INPUT_RULES, PORTAL_LIMITS, PORTAL_PATHS, type EventActor } from '@reftrack/contract';
 import { fail } from '../api-error.js';
 import { sha256Hex } from '../auth/secret-hash.js';
 import { insertId } from '../db/insert-id.js';
@@ -15,13 +15,12 @@ import { escapeHtml, queueMail } from '../mail/queue.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { createPortalSession } from '../auth/portal-session.js';
 
-const EMAIL = /^[^@\s,"<>]{1,200}@[^@\s,"<>]{1,200}\.[^@\s,"<>]{2,63}$/;
 const MINUTE = 60_000;
 
 export function normalizeEmail(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const email = value.trim().toLowerCase();
-  return email.length <= 320 && EMAIL.test(email) ? email : undefined;
+  return email.length <= INPUT_RULES.portalEmailMaxLength && INPUT_RULES.portalEmail.test(email) ? email : undefined;
 }
 
 const newToken = (): string => randomBytes(32).toString('base64url');
@@ -63,7 +62,7 @@ async function personFor(trx: Knex.Transaction, email: string, now: number): Pro
 
 /** Spends an invitation: its e-mail becomes (or is) a person bound to the partner; a session starts. */
 export async function acceptInvitation(trx: Knex.Transaction, token: unknown, now: number): Promise<{ token: string; expiresAt: number }> {
-  if (typeof token !== 'string' || token.length < 20 || token.length > 200) fail(ERRORS.invitationInvalid);
+  if (typeof token !== 'string' || token.length < INPUT_RULES.portalTokenMinLength || token.length > INPUT_RULES.portalTokenMaxLength) fail(ERRORS.invitationInvalid);
   const invitation = await trx('portal_invitations').where({ token_hash: sha256Hex(token as string) }).whereNull('accepted_at').where('expires_at', '>', now).first('id', 'partner_id', 'email');
   if (!invitation) fail(ERRORS.invitationInvalid);
   const spent = await trx('portal_invitations').where({ id: invitation.id }).whereNull('accepted_at').update({ accepted_at: now });
@@ -94,7 +93,7 @@ export async function requestSignInLink(trx: Knex.Transaction, deps: MailDeps, e
 
 /** Spends a sign-in link and starts a session. */
 export async function verifySignInLink(trx: Knex.Transaction, token: unknown, now: number): Promise<{ token: string; expiresAt: number }> {
-  if (typeof token !== 'string' || token.length < 20 || token.length > 200) fail(ERRORS.portalSignInLinkInvalid);
+  if (typeof token !== 'string' || token.length < INPUT_RULES.portalTokenMinLength || token.length > INPUT_RULES.portalTokenMaxLength) fail(ERRORS.portalSignInLinkInvalid);
   const row = await trx('portal_sign_in_tokens').where({ token_hash: sha256Hex(token as string) }).whereNull('used_at').where('expires_at', '>', now).first('id', 'person_id');
   if (!row) fail(ERRORS.portalSignInLinkInvalid);
   const spent = await trx('portal_sign_in_tokens').where({ id: row.id }).whereNull('used_at').update({ used_at: now });

@@ -1,5 +1,5 @@
 /** Program fields from untrusted input, with the CLI's validation rules and messages (7.6). */
-import { COMMISSION_TYPES, ERRORS, LEAD_AUTH_MODES, LIMITS, type CommissionType, type LeadAuth } from '@reftrack/contract';
+import { COMMISSION_TYPES, ERRORS, INPUT_RULES, LEAD_AUTH_MODES, LIMITS, type CommissionType, type LeadAuth } from '@reftrack/contract';
 import { fail } from '../api-error.js';
 import type { Body } from './json-values.js';
 import type { NewProgram } from '../db/programs.js';
@@ -15,7 +15,7 @@ function domainOf(value: unknown): string {
 }
 
 function nameOf(value: unknown): string {
-  if (typeof value !== 'string' || !value.trim() || value.trim().length > 200) fail(ERRORS.programNameInvalid);
+  if (typeof value !== 'string' || !value.trim() || value.trim().length > INPUT_RULES.programNameMaxLength) fail(ERRORS.programNameInvalid);
   return value.trim();
 }
 
@@ -40,7 +40,7 @@ export function checkTerms(type: CommissionType, rate: number): void {
 }
 
 function windowOf(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 365) fail(ERRORS.attributionWindowInvalid);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > INPUT_RULES.attributionWindowDaysMax) fail(ERRORS.attributionWindowInvalid);
   return value;
 }
 

@@ -1,5 +1,5 @@
 /** Spec 4.3 / 7.5: the sale body validated in the spec's order into a typed value (the sale route, the Stripe intake, the chains). */
-import { CURRENCIES, ERRORS, LIMITS, SALE_PROVIDERS, type Currency } from '@reftrack/contract';
+import { CURRENCIES, ERRORS, INPUT_RULES, LIMITS, SALE_PROVIDERS, type Currency } from '@reftrack/contract';
 import { fail } from '../api-error.js';
 import { obj, str, text, type Body } from './json-values.js';
 import { parseOccurredAt } from './occurred-at.js';
@@ -21,14 +21,13 @@ export interface SaleInput {
 }
 
 const present = (v: unknown): boolean => v !== undefined && v !== null;
-const TRANSACTION_ID_MAX = 255;
 
 export function parseSaleInput(body: Body, now: number): SaleInput {
   const testMode = obj(body.additional_data)?.test_mode === true;
 
   const rawTxn = body.transaction_id;
   if (!testMode || present(rawTxn)) {
-    if (typeof rawTxn !== 'string' || !rawTxn.trim() || rawTxn.length > TRANSACTION_ID_MAX) fail(ERRORS.saleTransactionId);
+    if (typeof rawTxn !== 'string' || !rawTxn.trim() || rawTxn.length > INPUT_RULES.transactionIdMaxLength) fail(ERRORS.saleTransactionId);
   }
   const rawAmount = body.amount_cents;
   if (!testMode || present(rawAmount)) {
@@ -77,7 +76,7 @@ export function parseSaleInput(body: Body, now: number): SaleInput {
     providerPaymentId,
     livemode,
     isRecurring: body.is_recurring === true,
-    saleType: text(body.sale_type, 64),
-    subscriptionId: text(body.subscription_id, 255),
+    saleType: text(body.sale_type, INPUT_RULES.storedText.sale_type),
+    subscriptionId: text(body.subscription_id, INPUT_RULES.storedText.subscription_id),
   };
 }

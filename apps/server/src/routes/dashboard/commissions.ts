@@ -3,7 +3,7 @@
  * declining commissions, and the partners' balances (docs/commissions.md).
  */
 import type { Context } from 'koa';
-import { ERRORS, LIMITS, type BalancesResponse, type CommissionReviewResponse, type LedgerResponse } from '@reftrack/contract';
+import { ERRORS, INPUT_RULES, LIMITS, type BalancesResponse, type CommissionReviewResponse, type LedgerResponse } from '@reftrack/contract';
 import { fail } from '../../api-error.js';
 import type { AppDeps } from '../../deps.js';
 import { readBody } from '../../http/input.js';
@@ -57,7 +57,7 @@ export function reviewCommissionsRoute(deps: AppDeps, action: ReviewAction) {
     const ids = parseIds(body.ids);
     let reason: string | null = null;
     if (action === 'decline') {
-      if (typeof body.reason !== 'string' || !body.reason.trim() || body.reason.length > 500) fail(ERRORS.commissionDeclineReasonRequired);
+      if (typeof body.reason !== 'string' || !body.reason.trim() || body.reason.length > INPUT_RULES.declineReasonMaxLength) fail(ERRORS.commissionDeclineReasonRequired);
       reason = body.reason.trim();
     }
     const actor = requestActor(ctx);

@@ -1,7 +1,7 @@
 /** /api/dashboard/programs/:id/partners — partners of a program's workspace and their enrollment (2.3 relations). */
 import type { Context } from 'koa';
 import { insertId } from '../../db/insert-id.js';
-import { ERRORS, IDENTIFIER_PATTERN, type DashboardPartner } from '@reftrack/contract';
+import { ERRORS, IDENTIFIER_PATTERN, INPUT_RULES, type DashboardPartner } from '@reftrack/contract';
 import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
 import { str } from '../../domain/json-values.js';
@@ -12,7 +12,6 @@ import { parseId, programWithRole } from '../../auth/workspace-access.js';
 import { isUniqueViolation } from '../../db/knex.js';
 import { readPartnerEarnings } from '../../db/commission-ledger.js';
 
-const EMAIL = /^[^@\s]{1,200}@[^@\s]{1,200}$/;
 const iso = (ms: unknown) => (ms == null ? null : new Date(Number(ms)).toISOString());
 
 export function listPartners(deps: AppDeps) {
@@ -55,7 +54,7 @@ export function addPartner(deps: AppDeps) {
       if (!name || !code) fail(ERRORS.partnerFieldsMissing);
       if (!IDENTIFIER_PATTERN.test(code)) fail(ERRORS.partnerCodeInvalid);
       const email = body.email === undefined || body.email === null ? null : str(body.email);
-      if (email !== null && (!email || !EMAIL.test(email))) fail(ERRORS.partnerEmailInvalid);
+      if (email !== null && (!email || !INPUT_RULES.partnerEmail.test(email))) fail(ERRORS.partnerEmailInvalid);
       try {
         partnerId = await insertId(deps.db, 'partners', { name: name.slice(0, 200), email, code, workspace_id: workspaceId, created_at: now });
       } catch (err) {

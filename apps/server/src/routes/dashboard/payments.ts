@@ -4,7 +4,7 @@
  * shows the connection's own intake address (`intake_url`), the one to give Stripe.
  */
 import type { Context } from 'koa';
-import { ERRORS, ROUTES, type PaymentsConnection } from '@reftrack/contract';
+import { ERRORS, INPUT_RULES, ROUTES, type PaymentsConnection } from '@reftrack/contract';
 import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
 import { str } from '../../domain/json-values.js';
@@ -41,8 +41,8 @@ export function connectPayments(deps: AppDeps) {
     const body = readBody(ctx);
     const account = str(body.stripe_account_id);
     const secret = str(body.webhook_secret);
-    if (!account || !/^acct_[A-Za-z0-9]{1,100}$/.test(account)) fail(ERRORS.stripeAccountInvalid);
-    if (!secret || !/^whsec_[A-Za-z0-9+/=_-]{1,200}$/.test(secret)) fail(ERRORS.webhookSecretInvalid);
+    if (!account || !INPUT_RULES.stripeAccountId.test(account)) fail(ERRORS.stripeAccountInvalid);
+    if (!secret || !INPUT_RULES.stripeWebhookSecret.test(secret)) fail(ERRORS.webhookSecretInvalid);
     await saveConnection(deps.db, deps.secrets, id, account, secret, deps.now(), requestActor(ctx));
     ctx.body = { success: true, data: await view(deps, id) };
   };

@@ -3,7 +3,7 @@
  * payout sent or failed, and exporting a batch as a PayPal or Wise payout file.
  */
 import type { Context } from 'koa';
-import { ERRORS, PAYOUT_FILE_FORMATS, PAYOUT_METHODS, PAYOUT_STATUSES, type PayoutBatchResponse, type PayoutFileFormat, type PayoutListResponse, type PayoutMethod, type PayoutResponse, type PayoutStatus } from '@reftrack/contract';
+import { ERRORS, INPUT_RULES, PAYOUT_FILE_FORMATS, PAYOUT_METHODS, PAYOUT_STATUSES, type PayoutBatchResponse, type PayoutFileFormat, type PayoutListResponse, type PayoutMethod, type PayoutResponse, type PayoutStatus } from '@reftrack/contract';
 import { fail } from '../../api-error.js';
 import type { AppDeps } from '../../deps.js';
 import { readBody } from '../../http/input.js';
@@ -22,11 +22,11 @@ function methodOf(value: unknown): PayoutMethod {
 
 function referenceOf(value: unknown): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string' || !/^[\x20-\x7e]{1,100}$/.test(value) || !value.trim()) fail(ERRORS.payoutReferenceInvalid);
+  if (typeof value !== 'string' || !INPUT_RULES.payoutReference.test(value) || !value.trim()) fail(ERRORS.payoutReferenceInvalid);
   return value.trim();
 }
 
-const noteOf = (value: unknown): string | null => (typeof value === 'string' && value.trim() ? value.trim().slice(0, 500) : null);
+const noteOf = (value: unknown): string | null => (typeof value === 'string' && value.trim() ? value.trim().slice(0, INPUT_RULES.payoutNoteMaxLength) : null);
 
 export function listPayouts(deps: AppDeps) {
   return async function handleList(ctx: Context): Promise<void> {

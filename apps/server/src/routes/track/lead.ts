@@ -1,6 +1,6 @@
 /** POST /api/v1/track/lead — spec 4.2, 7.4: authentication and input; the rules are domain/lead.ts. */
 import type { Context } from 'koa';
-import { ERRORS } from '@reftrack/contract';
+import { ERRORS, INPUT_RULES } from '@reftrack/contract';
 import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
 import { str, testModeOf, text } from '../../domain/json-values.js';
@@ -18,9 +18,9 @@ export function trackLead(deps: AppDeps) {
     const input: LeadInput = {
       clickId: str(body.click_id),
       customerKey: str(body.customer_key),
-      email: text(str(body.email)?.toLowerCase(), 320),
-      sessionId: text(body.session_id, 255),
-      pageUrl: text(body.page_url, 2048),
+      email: text(str(body.email)?.toLowerCase(), INPUT_RULES.storedText.email),
+      sessionId: text(body.session_id, INPUT_RULES.storedText.session_id),
+      pageUrl: text(body.page_url, INPUT_RULES.storedText.page_url),
     };
     if (!input.clickId && !input.customerKey) fail(ERRORS.leadIdRequired);
     const test = testModeOf(body);
