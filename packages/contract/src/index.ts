@@ -13,3 +13,4 @@ export * from './webhooks.js';
 export * from './sign-in.js';
 export * from './openapi.js';
 export * from './portal.js';
+export * from './stats.js';

@@ -10,6 +10,7 @@ import { BRAND } from './brand.js';
 import { ERROR_CODES, STATUS_NAMES } from './errors.js';
 import { ROUTES, type Credential, type RouteSpec } from './routes.js';
 import { SIGN_IN_PATHS } from './sign-in.js';
+import { STATS_DIMENSIONS, STATS_GROUP_BY, STATS_INTERVALS } from './stats.js';
 
 type Schema = Record<string, unknown>;
 type Method = RouteSpec['method'];
@@ -252,7 +253,7 @@ const SPEC_OPERATIONS: ApiOperation[] = [
   }, { ...programKeyTyped, errors: [404, 409], requestBody: obj({ transaction_id: str, reason: str }, ['reason']) }),
   op('GET', ROUTES.readiness.path, 'program_key', 'Tracking', 'Integration readiness checklist (spec 4.5)', { 200: ok(ref('ReadinessData')) }, { typedStatuses: [401, 429, 500] }),
   op('GET', ROUTES.trackingEvents.path, 'dashboard_session', 'Dashboard', 'List tracking events of a program (spec 4.6)', { 200: eventPage }, {
-    query: { page: int, pageSize: int, eventType: enumOf('click', 'lead', 'conversion'), dateFrom: str, dateTo: str },
+    query: { page: int, pageSize: int, eventType: enumOf('click', 'lead', 'conversion'), dateFrom: str, dateTo: str, bots: enumOf('include', 'exclude', 'only') },
   }),
   op('POST', ROUTES.cliAuthStart.path, 'none', 'CLI', 'Start a CLI sign-in (spec 4.7)', { 200: ok(obj({ state: str, login_url: str, expires_at: str, poll_interval_seconds: int, pairing_code: str }, ['pairing_code'])) }),
   op('POST', ROUTES.cliAuthCallback.path, 'none', 'CLI', 'Complete a CLI sign-in with an id_token (spec 4.7)', { 200: ok(obj({ status: { const: 'complete' }, account: obj({ email: str, name: nullable(str) }) })) }, { errors: [401, 403, 404, 503], requestBody: obj({ state: str, id_token: str }) }),
@@ -377,7 +378,42 @@ const OTHER_OPERATIONS: ApiOperation[] = [
   op('GET', '/api/agent/v1/programs/:id/payouts', A, 'Commissions and payouts', 'Payouts (agent, commissions:read)', { 200: ok(arr(ref('Payout'))) }),
 ];
 
-export const API_OPERATIONS: readonly ApiOperation[] = [...SPEC_OPERATIONS, ...OTHER_OPERATIONS];
+// The stats API (docs/analytics.md), one block of its own.
+const statsAmounts = arr(obj({ currency: str, amount_cents: int }));
+const statsMetrics = { clicks: int, unique_clicks: int, bot_clicks: int, leads: int, sales: int, revenue: statsAmounts, refunds: int, refunded: statsAmounts };
+const statsReport: Schema = ok(
+  obj({
+    program_id: int,
+    from: str,
+    to: str,
+    interval: enumOf(...STATS_INTERVALS),
+    time_zone: str,
+    filters: obj({ partner_id: nullable(int), link_id: nullable(int), dimension: nullable(obj({ name: enumOf(...STATS_DIMENSIONS), value: str })) }),
+    totals: obj(statsMetrics),
+    conversion: obj({ click_to_lead: nullable(num), lead_to_sale: nullable(num), click_to_sale: nullable(num) }),
+    series: arr(obj({ start: str, ...statsMetrics })),
+    breakdown: nullable(obj({ group_by: enumOf(...STATS_GROUP_BY), rows: arr(obj({ key: str, label: str, ...statsMetrics })) })),
+  }),
+);
+const statsQuery: Record<string, Schema> = {
+  from: str,
+  to: str,
+  interval: enumOf(...STATS_INTERVALS),
+  tz: str,
+  group_by: enumOf(...STATS_GROUP_BY),
+  partner_id: int,
+  link_id: int,
+  ...Object.fromEntries(STATS_DIMENSIONS.map((d) => [d, str])),
+};
+const STATS_OPERATIONS: ApiOperation[] = [
+  op('GET', '/api/dashboard/programs/:id/stats', D, 'Dashboard', 'Stats from the rollups: totals, a series in a time zone, a breakdown (docs/analytics.md)', { 200: statsReport }, { query: statsQuery }),
+  op('GET', '/api/agent/v1/programs/:id/stats', A, 'Agent API', 'Stats from the rollups (agent, programs:read)', { 200: statsReport }, { query: statsQuery }),
+  op('GET', '/api/portal/partners/:id/stats', P, 'Partner portal', "The partner's own stats in one of their programs", { 200: statsReport }, {
+    query: { program_id: int, from: str, to: str, interval: enumOf(...STATS_INTERVALS), tz: str, group_by: enumOf('link'), link_id: int },
+  }),
+];
+
+export const API_OPERATIONS: readonly ApiOperation[] = [...SPEC_OPERATIONS, ...OTHER_OPERATIONS, ...STATS_OPERATIONS];
 
 /**
  * Routes the server registers that are browser pages or development-only legs of sign-in, not an

@@ -6,13 +6,15 @@
  * addresses, customer keys or click ids leave these routes.
  */
 import type { Context } from 'koa';
-import { ERRORS, type PayoutDetailsView, type PortalOverview } from '@reftrack/contract';
+import { ERRORS, type PayoutDetailsView, type PortalOverview, type StatsResponse } from '@reftrack/contract';
 import type { AppDeps } from '../../deps.js';
 import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
 import { parseId } from '../../auth/workspace-access.js';
 import { parsePayoutDetails, savePayoutDetails, viewPayoutDetails } from '../../domain/payout-details.js';
 import { DEMO_SHOP_PATH } from '../../seed/demo.js';
+import { parseStatsQuery } from '../../domain/stats-query.js';
+import { statsReport } from '../../domain/stats.js';
 
 async function ownPartner(deps: AppDeps, ctx: Context): Promise<number> {
   const partnerId = parseId(ctx.params.id, ERRORS.portalPartnerNotFound);
@@ -77,5 +79,32 @@ export function portalPutPayoutDetails(deps: AppDeps) {
     const partnerId = await ownPartner(deps, ctx);
     const details = parsePayoutDetails(readBody(ctx));
     ctx.body = { success: true, data: await savePayoutDetails(deps.db, deps.secrets, partnerId, details, deps.now()) };
+  };
+}
+
+/**
+ * GET /api/portal/partners/:id/stats?program_id=… — the partner's own stats in one of their
+ * programs (docs/analytics.md): the partner filter is fixed to this partner, so a series of their
+ * clicks, leads and sales, and a breakdown by their links. Dimension breakdowns are rolled up per
+ * program only, so the portal does not offer them.
+ */
+export function portalStats(deps: AppDeps) {
+  return async function handleStats(ctx: Context): Promise<void> {
+    const partnerId = await ownPartner(deps, ctx);
+    const raw = ctx.query.program_id;
+    const programQuery = deps.db('partner_programs').where({ partner_id: partnerId });
+    if (raw !== undefined) {
+      const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+      if (!/^\d{1,9}$/.test(value)) fail(ERRORS.portalStatsProgramInvalid);
+      programQuery.where({ program_id: Number(value) });
+    }
+    const enrollment = await programQuery.orderBy('program_id').first('program_id');
+    if (!enrollment) fail(ERRORS.portalStatsProgramInvalid);
+    const { partner_id: _ignored, ...rest } = ctx.query;
+    void _ignored;
+    const groupBy = ctx.query.group_by;
+    if (groupBy !== undefined && groupBy !== 'link') fail(ERRORS.portalStatsGroupByInvalid);
+    const query = parseStatsQuery({ ...rest, partner_id: String(partnerId) }, deps.now());
+    ctx.body = { success: true, data: await statsReport(deps.db, Number(enrollment.program_id), query) } satisfies StatsResponse;
   };
 }

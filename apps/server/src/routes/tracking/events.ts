@@ -38,7 +38,9 @@ function bounded(q: Knex.QueryBuilder, column: string, query: EventsQuery): Knex
 }
 
 async function clicks(db: Knex, programId: number, query: EventsQuery, cap: number): Promise<Sortable[]> {
-  const rows: Row[] = await bounded(db('click_events as e').where({ 'e.program_id': programId, 'e.is_test': false }), 'e.click_timestamp', query)
+  const base = db('click_events as e').where({ 'e.program_id': programId, 'e.is_test': false });
+  if (query.bots !== 'include') base.where('e.is_bot', query.bots === 'only');
+  const rows: Row[] = await bounded(base, 'e.click_timestamp', query)
     .orderBy([{ column: 'e.click_timestamp', order: 'desc' }, { column: 'e.id', order: 'desc' }])
     .limit(cap)
     .leftJoin('customers as c', 'c.click_id', 'e.click_id')
