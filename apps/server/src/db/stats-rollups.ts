@@ -95,12 +95,18 @@ function compareKeys(a: RollupRow, b: RollupRow): number {
   return 0;
 }
 
-/** Adds the set's increments to stats_rollups, in one statement, in the caller's transaction. */
+/** Rows per statement at most: SQLite limits the values one statement binds (16 per row here). */
+const UPSERT_ROWS = 1000;
+
+/**
+ * Adds the set's increments to stats_rollups in the caller's transaction: one statement (a lead,
+ * sale or refund adds at most 2 × 9 rows), more only for a rebuild's large sets.
+ */
 export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet): Promise<void> {
   if (set.size === 0) return;
   const rows = set.sorted().map(({ counters, ...key }) => ({ ...key, ...counters }));
   const merge = Object.fromEntries(ROLLUP_COUNTERS.map((c) => [c, trx.raw(`stats_rollups.${c} + excluded.${c}`)]));
-  await trx('stats_rollups').insert(rows).onConflict([...KEY_ORDER]).merge(merge);
+  for (let i = 0; i < rows.length; i += UPSERT_ROWS) await trx('stats_rollups').insert(rows.slice(i, i + UPSERT_ROWS)).onConflict([...KEY_ORDER]).merge(merge);
 }
 
 const UNKNOWN_CLICK = { page_url: null, referrer_url: null, geo_country: null, device_type: null, browser_name: null };
