@@ -140,6 +140,7 @@ const SCHEMAS: Record<string, Schema> = {
     currency: str,
     status: enumOf('pending', 'approved', 'paid', 'reversed', 'declined'),
     status_reason: nullable(str),
+    review_reasons: arr(enumOf('self_referral_email', 'self_referral_processor_email')),
     hold_until: nullable(str),
     payout_id: nullable(int),
     sale_amount_cents: int,
