@@ -178,12 +178,17 @@ describe(`[${dbKind}] rollups and the stats API`, () => {
     ]);
   });
 
-  it('a breakdown over a range of whole days and ragged hours is the same as the sum of its hours', async () => {
-    const ragged = await stats('from=2026-03-09T20:00:00Z&to=2026-03-11T05:00:00Z&group_by=partner');
-    const hours = await stats('from=2026-03-09T20:00:00Z&to=2026-03-11T05:00:00Z&interval=hour&group_by=partner');
-    expect(ragged.status, ragged.text).toBe(200);
-    expect(ragged.body.data.breakdown).toEqual(hours.body.data.breakdown);
-    expect(ragged.body.data.totals).toMatchObject({ clicks: 3, sales: 2 });
+  it('a breakdown over whole months, whole days and ragged hours adds up to the totals summed from hours', async () => {
+    // February's last hours and days, all of March (a month's rows), April's first days and hours.
+    const range = 'from=2026-02-27T05:00:00Z&to=2026-04-21T07:00:00Z';
+    for (const group of ['partner', 'link', 'country', 'referrer']) {
+      const res = await stats(`${range}&group_by=${group}`);
+      expect(res.status, res.text).toBe(200);
+      const { totals, breakdown } = res.body.data;
+      const sum = (name: string) => breakdown.rows.reduce((n: number, r: Record<string, number>) => n + r[name], 0);
+      expect(totals.clicks).toBeGreaterThan(3);
+      for (const name of ['clicks', 'unique_clicks', 'leads', 'sales', 'refunds']) expect(sum(name), `${group} ${name}`).toBe(totals[name]);
+    }
   });
 
   it("series use the caller's time zone: a click late in a New York evening is on that day there, on the next in UTC", async () => {
@@ -202,6 +207,30 @@ describe(`[${dbKind}] rollups and the stats API`, () => {
     ]);
     const months = (await stats('from=2026-03-01&to=2026-04-30&interval=month&tz=Europe/Paris')).body.data.series;
     expect(months.map((b: { start: string }) => b.start)).toEqual(['2026-03-01T00:00:00+01:00', '2026-04-01T00:00:00+02:00']);
+  });
+
+  it('a local day of 23 hours (the spring change in Paris) holds its own hours, and the next day starts at the new offset', async () => {
+    at('2026-03-28T23:30:00Z'); // 00:30 on 29 March in Paris (CET)
+    await click(s, 'pat20');
+    at('2026-03-29T22:30:00Z'); // 00:30 on 30 March in Paris (CEST since 02:00 on the 29th)
+    await click(s, 'pat20');
+    const paris = (await stats('from=2026-03-28&to=2026-03-30&tz=Europe/Paris')).body.data.series;
+    expect(paris.map((b: { start: string; clicks: number }) => [b.start, b.clicks])).toEqual([
+      ['2026-03-28T00:00:00+01:00', 0],
+      ['2026-03-29T00:00:00+01:00', 1],
+      ['2026-03-30T00:00:00+02:00', 1],
+    ]);
+  });
+
+  it('a half-hour zone rounds its day boundaries down to the UTC hour (documented)', async () => {
+    at('2026-05-10T18:45:00Z'); // 00:15 on 11 May in Kolkata (UTC+05:30)
+    await click(s, 'sam10');
+    const kolkata = (await stats('from=2026-05-10&to=2026-05-11&tz=Asia/Kolkata')).body.data;
+    expect(kolkata.from).toBe('2026-05-09T18:00:00.000Z');
+    expect(kolkata.series.map((b: { start: string; clicks: number }) => [b.start, b.clicks])).toEqual([
+      ['2026-05-10T00:00:00+05:30', 0],
+      ['2026-05-11T00:00:00+05:30', 1],
+    ]);
   });
 
   it('refuses a bad query with a clear message and changes nothing', async () => {

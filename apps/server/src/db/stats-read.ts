@@ -1,11 +1,12 @@
 /**
- * Reads of the rollups (stats-rollups.ts) for the stats API: a series from hourly rows, and a
- * breakdown from daily rows for the whole UTC days of the range plus hourly rows for its ragged
- * ends — exact for any range of whole hours, and a year reads 365 rows per key, not 8,760.
+ * Reads of the rollups (stats-rollups.ts) for the stats API: a series from hourly rows summed per
+ * local day by the database, and a breakdown from monthly, daily and hourly rows (the fewest that
+ * cover the range exactly: a year reads about 12 rows per key, not 8,760).
  */
 import type { Knex } from 'knex';
 import type { StatsDimension } from '@reftrack/contract';
 import { ROLLUP_COUNTERS, type RollupCounter } from './stats-rollups.js';
+import { rangeParts } from './stats-buckets.js';
 
 /** Which rollup rows a query reads: the program's, a partner's or a link's, or one dimension's. */
 export type StatsLevel =
@@ -41,29 +42,54 @@ function toSums(row: Record<string, unknown>, key: string): SumRow {
   return out;
 }
 
-/** Hourly sums per hour and currency over [fromHour, toHour), in hour order. */
-export async function readHourlySeries(db: Knex, programId: number, level: StatsLevel, fromHour: number, toHour: number): Promise<SumRow[]> {
-  const rows = await whereLevel(db('stats_rollups'), programId, level)
-    .where('span', 1)
-    .where('bucket', '>=', fromHour)
-    .where('bucket', '<', toHour)
-    .groupBy('bucket', 'currency')
-    .orderBy('bucket')
-    .select('bucket', 'currency', ...sums(db));
-  return rows.map((r: Record<string, unknown>) => toSums(r, 'bucket'));
+/**
+ * A stretch of the range over which the caller's local days start at the same hour of the UTC day:
+ * `shift` hours added to a UTC hour make its local day start a multiple of 24 (0 to 23); null for
+ * an hourly series.
+ */
+export interface SeriesSegment {
+  from: number;
+  to: number;
+  shift: number | null;
+}
+
+/**
+ * Sums per currency and series key: the hour (an hourly series), or the UTC hour a local day starts
+ * at. Where local days are UTC days (shift 0: UTC, or London in winter) the daily rows — and, for a
+ * monthly series, the monthly rows — are read instead of hours; elsewhere the database sums the
+ * hours per local day. Either way a year's daily series reads back 365 rows per currency.
+ */
+export async function readSeries(db: Knex, programId: number, level: StatsLevel, segments: SeriesSegment[], months: boolean): Promise<SumRow[]> {
+  const selects = segments.flatMap(({ from, to, shift }) => {
+    if (shift === 0) {
+      return rangeParts(from, to, months).map(([span, lo, hi]) =>
+        whereLevel(db('stats_rollups'), programId, level).where('span', span).where('bucket', '>=', lo).where('bucket', '<', hi).groupBy('currency', 'bucket').select('bucket as k', 'currency', ...sums(db)),
+      );
+    }
+    // An integer computed here, never input: written into the statement so the select and the
+    // group by name the same expression.
+    const key = shift === null ? 'bucket' : `(bucket + ${Math.trunc(shift)}) / 24 * 24 - ${Math.trunc(shift)}`;
+    return [
+      whereLevel(db('stats_rollups'), programId, level)
+        .where('span', 1)
+        .where('bucket', '>=', from)
+        .where('bucket', '<', to)
+        .groupBy('currency', db.raw(key))
+        .select(db.raw(`${key} as k`), 'currency', ...sums(db)),
+    ];
+  });
+  // Each grouped select as a subquery: knex would put a first select's GROUP BY after the UNION.
+  const [first, ...rest] = selects.map((q, i) => db.select('*').from(q.as(`s${i}`)));
+  const rows = await (rest.length === 0 ? first : first.unionAll(rest));
+  return rows.map((r: Record<string, unknown>) => toSums(r, 'k'));
 }
 
 /** The column a breakdown groups by on a level's rows. */
 export type GroupColumn = 'partner_id' | 'link_id' | 'value';
 
-/** Sums per group and currency over [fromHour, toHour): whole UTC days from daily rows, the rest from hourly rows. */
+/** Sums per group and currency over [fromHour, toHour): whole UTC months, then days, then hours (stats-buckets.ts). */
 export async function readBreakdown(db: Knex, programId: number, level: StatsLevel, column: GroupColumn, fromHour: number, toHour: number): Promise<SumRow[]> {
-  const firstDay = Math.ceil(fromHour / 24) * 24;
-  const endDay = Math.floor(toHour / 24) * 24;
-  const parts: Array<[span: number, from: number, to: number]> = firstDay < endDay ? [[24, firstDay, endDay], [1, fromHour, firstDay], [1, endDay, toHour]] : [[1, fromHour, toHour]];
-  const selects = parts
-    .filter(([, from, to]) => to > from)
-    .map(([span, from, to]) => whereLevel(db('stats_rollups'), programId, level).where('span', span).where('bucket', '>=', from).where('bucket', '<', to).select(`${column} as k`, 'currency', ...ROLLUP_COUNTERS));
+  const selects = rangeParts(fromHour, toHour).map(([span, from, to]) => whereLevel(db('stats_rollups'), programId, level).where('span', span).where('bucket', '>=', from).where('bucket', '<', to).select(`${column} as k`, 'currency', ...ROLLUP_COUNTERS));
   const [first, ...rest] = selects;
   const union = rest.length === 0 ? first : first.unionAll(rest);
   const rows = await db.from(union.as('u')).groupBy('k', 'currency').select('k', 'currency', ...sums(db));

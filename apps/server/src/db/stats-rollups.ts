@@ -1,7 +1,7 @@
 /**
  * The rollups the stats API reads (stats_rollups, docs/analytics.md "Rollups"). Every counted click,
- * lead, sale and refund adds to rows at these levels, each per UTC hour (span 1) and per UTC day
- * (span 24):
+ * lead, sale and refund adds to rows at these levels, each per UTC hour (span 1), per UTC day
+ * (span 24) and per UTC calendar month (MONTH_SPAN):
  *
  * - the link: (partner, link), dimension '' — series and breakdowns per partner and per link;
  * - the program: (0, 0), dimension '' — the program's series without a filter;
@@ -16,16 +16,18 @@
 import type { Knex } from 'knex';
 import { STATS_DIMENSIONS } from '@reftrack/contract';
 import { clickDimensions } from '../domain/click-dimensions.js';
+import { MONTH_SPAN, monthBucketOfDay } from './stats-buckets.js';
 
 export const HOUR_MS = 3_600_000;
-export const SPANS = [1, 24] as const;
+/** An hour, a UTC day, a UTC calendar month (its `bucket`: the month's first hour). */
+export const SPANS = [1, 24, MONTH_SPAN] as const;
 
 export const ROLLUP_COUNTERS = ['clicks', 'unique_clicks', 'bot_clicks', 'leads', 'sales', 'revenue_cents', 'refunds', 'refunded_cents'] as const;
 export type RollupCounter = (typeof ROLLUP_COUNTERS)[number];
 export type Counters = Partial<Record<RollupCounter, number>>;
 
 /** The key's columns in the order rows are sorted (and locked) by; the primary key's order. */
-const KEY_ORDER = ['program_id', 'span', 'dim', 'partner_id', 'link_id', 'value', 'currency', 'bucket'] as const;
+const KEY_ORDER = ['program_id', 'span', 'dim', 'partner_id', 'link_id', 'value', 'bucket', 'currency'] as const;
 
 export interface RollupRow {
   program_id: number;
@@ -59,7 +61,8 @@ export class RollupSet {
 
   add(event: RollupEvent): void {
     for (const span of SPANS) {
-      const bucket = span === 1 ? Math.floor(event.at / HOUR_MS) : Math.floor(event.at / (HOUR_MS * 24)) * 24;
+      const hour = Math.floor(event.at / HOUR_MS);
+      const bucket = span === 1 ? hour : span === 24 ? hour - (hour % 24) : monthBucketOfDay(hour - (hour % 24));
       if (event.partnerId !== null && event.linkId !== null) this.bump(event, span, bucket, event.partnerId, event.linkId, '', '');
       this.bump(event, span, bucket, 0, 0, '', '');
       if (event.dims) for (let i = 0; i < STATS_DIMENSIONS.length; i++) this.bump(event, span, bucket, 0, 0, STATS_DIMENSIONS[i], event.dims[i] ?? '');

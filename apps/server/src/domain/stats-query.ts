@@ -47,7 +47,7 @@ function positiveId(value: string | undefined, error: (typeof ERRORS)[keyof type
 
 /**
  * Defaults: the last 30 days to the end of the current hour, by day, in UTC. `now` is the server's
- * clock. The range is widened to whole UTC hours (the rollups' grain).
+ * clock.
  */
 export function parseStatsQuery(query: Query, now: number): StatsQuery {
   const timeZone = single(query.tz) ?? 'UTC';
@@ -56,13 +56,17 @@ export function parseStatsQuery(query: Query, now: number): StatsQuery {
   if (!(STATS_INTERVALS as readonly string[]).includes(interval)) fail(ERRORS.statsIntervalInvalid);
   const rawTo = single(query.to);
   const rawFrom = single(query.from);
-  const to = rawTo === undefined ? Math.ceil((now + 1) / HOUR_MS) * HOUR_MS : parseInstant(rawTo, timeZone, true);
+  // By default up to the end of the current hour.
+  const to = rawTo === undefined ? (Math.floor(now / HOUR_MS) + 1) * HOUR_MS : parseInstant(rawTo, timeZone, true);
   if (to === undefined) fail(ERRORS.statsToInvalid);
   const from = rawFrom === undefined ? to - 30 * DAY_MS : parseInstant(rawFrom, timeZone, false);
   if (from === undefined) fail(ERRORS.statsFromInvalid);
+  if (to <= from) fail(ERRORS.statsRangeInvalid);
+  // Both ends rounded down to the UTC hour, the rollups' grain (so a half-hour zone's local
+  // midnights land where its buckets begin; docs/analytics.md "Time zones").
   const fromHour = Math.floor(from / HOUR_MS);
-  const toHour = Math.ceil(to / HOUR_MS);
-  if (toHour <= fromHour || toHour - fromHour > STATS_LIMITS.rangeMaxDays * 24) fail(ERRORS.statsRangeInvalid);
+  const toHour = Math.max(Math.floor(to / HOUR_MS), fromHour + 1);
+  if ( toHour - fromHour > STATS_LIMITS.rangeMaxDays * 24) fail(ERRORS.statsRangeInvalid);
   if (interval === 'hour' && toHour - fromHour > STATS_LIMITS.hourRangeMaxDays * 24) fail(ERRORS.statsHourRangeTooLong);
   const rawGroup = single(query.group_by);
   if (rawGroup !== undefined && !(STATS_GROUP_BY as readonly string[]).includes(rawGroup)) fail(ERRORS.statsGroupByInvalid);

@@ -5,9 +5,9 @@
  */
 import type { Knex } from 'knex';
 import { CURRENCIES, STATS_LIMITS, type Currency, type StatsAmount, type StatsBreakdownRow, type StatsBucket, type StatsMetrics, type StatsReport } from '@reftrack/contract';
-import { linkPartner, readBreakdown, readHourlySeries, readLabels, type GroupColumn, type StatsLevel, type SumRow } from '../db/stats-read.js';
+import { linkPartner, readBreakdown, readLabels, readSeries, type GroupColumn, type SeriesSegment, type StatsLevel, type SumRow } from '../db/stats-read.js';
 import type { StatsQuery } from './stats-query.js';
-import { bucketStart, HOUR_MS, isoInZone, nextBucket } from './stats-time.js';
+import { HOUR_MS, Zone } from './stats-time.js';
 
 /** Metrics being summed: counts, and amounts per currency. */
 class Acc {
@@ -47,6 +47,41 @@ const order = (c: string) => {
   return i < 0 ? CURRENCIES.length : i;
 };
 
+/** The bucket holding `hour`: the last start at or before it (the first bucket for earlier hours). */
+function bucketIndex(startHours: number[], hour: number): number {
+  let lo = 0;
+  let hi = startHours.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (startHours[mid] <= hour) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * [fromHour, toHour) cut where the local day's start moves to another UTC hour (a daylight-saving
+ * change), each piece with the shift that makes its local days start at multiples of 24 hours.
+ */
+function daySegments(zone: Zone, fromHour: number, toHour: number): SeriesSegment[] {
+  const segments: SeriesSegment[] = [];
+  const shiftOf = (dayStartHour: number) => (24 - (((dayStartHour % 24) + 24) % 24)) % 24;
+  let day = zone.bucketStart('day', fromHour * HOUR_MS);
+  let current: SeriesSegment = { from: fromHour, to: toHour, shift: shiftOf(Math.floor(day / HOUR_MS)) };
+  for (;;) {
+    day = zone.nextBucket('day', day);
+    const hour = Math.floor(day / HOUR_MS);
+    if (hour >= toHour) break;
+    const shift = shiftOf(hour);
+    if (shift !== current.shift) {
+      segments.push({ ...current, to: hour });
+      current = { from: hour, to: toHour, shift };
+    }
+  }
+  segments.push(current);
+  return segments;
+}
+
 const ratio = (a: number, b: number): number | null => (b === 0 ? null : Math.round((a / b) * 10_000) / 10_000);
 
 function levelOf(query: StatsQuery, linkOwner: number | null): StatsLevel {
@@ -63,20 +98,25 @@ export async function statsReport(db: Knex, programId: number, query: StatsQuery
   const from = query.fromHour * HOUR_MS;
   const to = query.toHour * HOUR_MS;
 
-  const hourly = await readHourlySeries(db, programId, level, query.fromHour, query.toHour);
+  // The buckets, and the segments of constant local-day start the database sums hours over.
+  const zone = new Zone(query.timeZone, from, to);
+  const starts: number[] = [];
+  // Buckets begin on UTC hours (stats-time.ts: half-hour zones round down): the first is the one
+  // whose hours hold the range's first hour.
+  let first = zone.bucketStart(query.interval, from);
+  const second = zone.nextBucket(query.interval, first);
+  if (Math.floor(second / HOUR_MS) <= query.fromHour) first = second;
+  for (let start = first; Math.floor(start / HOUR_MS) < query.toHour; start = zone.nextBucket(query.interval, start)) starts.push(start);
+  const startHours = starts.map((s) => Math.floor(s / HOUR_MS));
+  const segments: SeriesSegment[] = query.interval === 'hour' ? [{ from: query.fromHour, to: query.toHour, shift: null }] : daySegments(zone, query.fromHour, query.toHour);
+  const rows = await readSeries(db, programId, level, segments, query.interval === 'month');
+  const accs = starts.map(() => new Acc());
   const totals = new Acc();
-  const series: StatsBucket[] = [];
-  let i = 0;
-  for (let start = bucketStart(query.timeZone, query.interval, from); start < to; ) {
-    const next = nextBucket(query.timeZone, query.interval, start);
-    // Buckets end on UTC hours (stats-time.ts: half-hour zones round down).
-    const endHour = Math.floor(next / HOUR_MS);
-    const acc = new Acc();
-    while (i < hourly.length && Number(hourly[i].key) < endHour) acc.add(hourly[i++]);
-    series.push({ start: isoInZone(query.timeZone, start), ...acc.metrics() });
-    start = next;
+  for (const row of rows) {
+    accs[bucketIndex(startHours, Number(row.key))].add(row);
+    totals.add(row);
   }
-  for (const row of hourly) totals.add(row);
+  const series: StatsBucket[] = starts.map((start, i) => ({ start: zone.iso(start), ...accs[i].metrics() }));
 
   let breakdown: StatsReport['breakdown'] = null;
   if (query.groupBy) {
