@@ -84,6 +84,9 @@ describe(`[${dbKind}] bots, crawlers and link previews`, () => {
     expect(only.body.meta.pagination.total).toBe(4);
     expect(without.body.meta.pagination.total).toBe(2);
     expect(Object.keys(all.body.data[0]).sort()).toEqual(Object.keys(without.body.data[0]).sort());
+    // Only bots: their clicks, and no leads or sales (those are people's).
+    const onlyAll = await s.get('/api/tracking/events/1?dateFrom=2026-03-02&dateTo=2026-03-02&pageSize=100&bots=only', owner);
+    expect(onlyAll.body.data.map((e: { event_type: string }) => e.event_type)).toEqual(['click', 'click', 'click', 'click']);
     const bad = await s.get(`/api/tracking/events/1?bots=maybe`, owner);
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toBe('bots must be one of: include, exclude, only');
