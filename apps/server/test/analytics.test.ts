@@ -52,6 +52,13 @@ describe(`[${dbKind}] bots, crawlers and link previews`, () => {
     expect(Boolean((await s.db('click_events').where({ click_id: person }).first('is_bot')).is_bot)).toBe(false);
   });
 
+  it("the server SDK's own user agent (no visitor's forwarded) and a missing one are not called bots", async () => {
+    at('2026-03-02T11:30:00Z');
+    const sdk = await s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=sam10' }, { 'user-agent': 'reftrack-sdk-node/0.1.0 node/v20.0.0' });
+    expect(Boolean((await s.db('click_events').where({ click_id: sdk.body.click_id }).first('is_bot')).is_bot)).toBe(false);
+    expect(await s.db('customers').where({ click_id: sdk.body.click_id }).first('id')).toBeDefined();
+  });
+
   it('a bot click attributes nothing: a lead naming its click id finds no customer', async () => {
     at('2026-03-02T12:00:00Z');
     const res = await s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=pat20' }, { 'user-agent': SLACK });
@@ -75,14 +82,14 @@ describe(`[${dbKind}] bots, crawlers and link previews`, () => {
     const day = 'from=2026-03-02&to=2026-03-02';
     const res = await stats(day);
     expect(res.status, res.text).toBe(200);
-    expect(res.body.data.totals).toMatchObject({ clicks: 2, unique_clicks: 2, bot_clicks: 4 });
+    expect(res.body.data.totals).toMatchObject({ clicks: 3, unique_clicks: 3, bot_clicks: 4 });
     const window = 'dateFrom=2026-03-02&dateTo=2026-03-02&eventType=click&pageSize=100';
     const all = await s.get(`/api/tracking/events/1?${window}`, owner);
     const only = await s.get(`/api/tracking/events/1?${window}&bots=only`, owner);
     const without = await s.get(`/api/tracking/events/1?${window}&bots=exclude`, owner);
-    expect(all.body.meta.pagination.total).toBe(6);
+    expect(all.body.meta.pagination.total).toBe(7);
     expect(only.body.meta.pagination.total).toBe(4);
-    expect(without.body.meta.pagination.total).toBe(2);
+    expect(without.body.meta.pagination.total).toBe(3);
     expect(Object.keys(all.body.data[0]).sort()).toEqual(Object.keys(without.body.data[0]).sort());
     // Only bots: their clicks, and no leads or sales (those are people's).
     const onlyAll = await s.get('/api/tracking/events/1?dateFrom=2026-03-02&dateTo=2026-03-02&pageSize=100&bots=only', owner);

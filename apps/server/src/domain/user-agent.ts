@@ -5,6 +5,13 @@
  */
 import { UAParser } from 'ua-parser-js';
 import { isbot } from 'isbot';
+import { BRAND } from '@reftrack/contract';
+
+/**
+ * The server SDK's own user agent (packages/sdk): it reaches a click only when the integration did
+ * not forward its visitor's, so it says nothing about the visitor — not a bot, like no user agent.
+ */
+const SDK_AGENT = `${BRAND.token}-sdk-`;
 
 export interface DeviceInfo {
   device_type: string | null;
@@ -32,7 +39,7 @@ export function parseUserAgent(ua: string | undefined): DeviceInfo {
     device_os: result.os.name ?? null,
     browser_name: result.browser.name ?? null,
     // Checked once per distinct string, like the parse: the cache makes both free on a repeat.
-    is_bot: isbot(key),
+    is_bot: isbot(key) && !key.startsWith(SDK_AGENT),
   };
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
   cache.set(key, info);
