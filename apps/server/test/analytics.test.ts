@@ -232,6 +232,25 @@ describe(`[${dbKind}] rollups and the stats API`, () => {
     ]);
   });
 
+  it('a daily series in a shifted zone (daily rows corrected by hours) equals its hours summed per local day, across a daylight-saving change', async () => {
+    for (const iso of ['2026-03-08T03:30:00Z', '2026-03-08T06:10:00Z', '2026-03-09T03:50:00Z', '2026-03-09T04:30:00Z', '2026-03-12T23:59:00Z']) {
+      at(iso);
+      await click(s, 'pat20');
+    }
+    const range = 'from=2026-03-05&to=2026-03-12&tz=America/New_York';
+    const days = (await stats(`${range}&interval=day`)).body.data.series as Array<{ start: string; clicks: number; sales: number; revenue: unknown[] }>;
+    const hours = (await stats(`${range}&interval=hour`)).body.data.series as Array<{ start: string; clicks: number; sales: number }>;
+    const perDay = new Map<string, [number, number]>();
+    for (const h of hours) {
+      const [c, n] = perDay.get(h.start.slice(0, 10)) ?? [0, 0];
+      perDay.set(h.start.slice(0, 10), [c + h.clicks, n + h.sales]);
+    }
+    expect(days.map((d) => [d.start.slice(0, 10), d.clicks, d.sales])).toEqual([...perDay].map(([day, [c, n]]) => [day, c, n]));
+    expect(days.find((d) => d.start.startsWith('2026-03-07'))?.clicks).toBe(1);
+    expect(days.find((d) => d.start.startsWith('2026-03-12'))?.clicks).toBe(1);
+    expect(days.every((d) => d.revenue.length === 0 || d.sales > 0)).toBe(true);
+  });
+
   it('a half-hour zone rounds its day boundaries down to the UTC hour (documented)', async () => {
     at('2026-05-10T18:45:00Z'); // 00:15 on 11 May in Kolkata (UTC+05:30)
     await click(s, 'sam10');

@@ -34,7 +34,8 @@ function whereLevel(q: Knex.QueryBuilder, programId: number, level: StatsLevel):
   return q;
 }
 
-const sums = (db: Knex) => ROLLUP_COUNTERS.map((c) => db.raw(`sum(${c}) as ${c}`));
+/** The counters summed, or their sums negated (`sign` -1: hours taken off a daily row). */
+const sums = (db: Knex, sign: 1 | -1 = 1) => ROLLUP_COUNTERS.map((c) => db.raw(`${sign === 1 ? '' : '-'}sum(${c}) as ${c}`));
 
 function toSums(row: Record<string, unknown>, key: string): SumRow {
   const out = { key: row[key] as string | number, currency: String(row.currency) } as SumRow;
@@ -56,8 +57,9 @@ export interface SeriesSegment {
 /**
  * Sums per currency and series key: the hour (an hourly series), or the UTC hour a local day starts
  * at. Where local days are UTC days (shift 0: UTC, or London in winter) the daily rows — and, for a
- * monthly series, the monthly rows — are read instead of hours; elsewhere the database sums the
- * hours per local day. Either way a year's daily series reads back 365 rows per currency.
+ * monthly series, the monthly rows — are read instead of hours; elsewhere daily rows corrected by
+ * the hours between the UTC and the local midnight. Either way a year's daily series reads back
+ * about 365 rows per currency (three times that where local days are shifted).
  */
 export async function readSeries(db: Knex, programId: number, level: StatsLevel, segments: SeriesSegment[], months: boolean): Promise<SumRow[]> {
   const selects = segments.flatMap(({ from, to, shift }) => {
@@ -66,16 +68,29 @@ export async function readSeries(db: Knex, programId: number, level: StatsLevel,
         whereLevel(db('stats_rollups'), programId, level).where('span', span).where('bucket', '>=', lo).where('bucket', '<', hi).groupBy('currency', 'bucket').select('bucket as k', 'currency', ...sums(db)),
       );
     }
-    // An integer computed here, never input: written into the statement so the select and the
+    // Integers computed here, never input: written into the statement so the select and the
     // group by name the same expression.
-    const key = shift === null ? 'bucket' : `(bucket + ${Math.trunc(shift)}) / 24 * 24 - ${Math.trunc(shift)}`;
+    const hourly = (lo: number, hi: number, key: string, sign: 1 | -1, early?: number) => {
+      const q = whereLevel(db('stats_rollups'), programId, level).where('span', 1).where('bucket', '>=', lo).where('bucket', '<', hi);
+      if (early !== undefined) q.whereRaw(`bucket % 24 < ${early}`);
+      return q.groupBy('currency', db.raw(key)).select(db.raw(`${key} as k`), 'currency', ...sums(db, sign));
+    };
+    if (shift === null) return [hourly(from, to, 'bucket', 1)];
+    // Local days start at this hour of the UTC day. A whole local day is its UTC day's daily row,
+    // less that day's hours before `r`, plus the next day's: a fifth of the hours for New York,
+    // instead of all of them. The range's ragged ends are summed from hours.
+    const r = (24 - Math.trunc(shift)) % 24;
+    const first = Math.ceil((from - r) / 24) * 24 + r;
+    const end = Math.floor((to - r) / 24) * 24 + r;
+    const byDay = `(bucket + ${Math.trunc(shift)}) / 24 * 24 - ${Math.trunc(shift)}`;
+    if (first >= end) return [hourly(from, to, byDay, 1)];
+    const ownDay = `bucket - bucket % 24 + ${r}`;
     return [
-      whereLevel(db('stats_rollups'), programId, level)
-        .where('span', 1)
-        .where('bucket', '>=', from)
-        .where('bucket', '<', to)
-        .groupBy('currency', db.raw(key))
-        .select(db.raw(`${key} as k`), 'currency', ...sums(db)),
+      ...(first > from ? [hourly(from, first, byDay, 1)] : []),
+      ...(to > end ? [hourly(end, to, byDay, 1)] : []),
+      whereLevel(db('stats_rollups'), programId, level).where('span', 24).where('bucket', '>=', first - r).where('bucket', '<', end - r).groupBy('currency', 'bucket').select(db.raw(`bucket + ${r} as k`), 'currency', ...sums(db)),
+      hourly(first - r, end - r, ownDay, -1, r),
+      hourly(first - r + 24, end - r + 24, `${ownDay} - 24`, 1, r),
     ];
   });
   // Each grouped select as a subquery: knex would put a first select's GROUP BY after the UNION.

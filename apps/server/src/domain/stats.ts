@@ -40,7 +40,8 @@ class Acc {
 
 /** Amounts in the contract's currency order; never summed across currencies. */
 function amounts(map: Map<string, number>): StatsAmount[] {
-  return [...map].sort(([a], [b]) => order(a) - order(b) || (a < b ? -1 : 1)).map(([currency, amount_cents]) => ({ currency: currency as Currency, amount_cents }));
+  // A day's corrections (stats-read.ts) can leave a currency at 0: not a revenue to show.
+  return [...map].filter(([, amount]) => amount !== 0).sort(([a], [b]) => order(a) - order(b) || (a < b ? -1 : 1)).map(([currency, amount_cents]) => ({ currency: currency as Currency, amount_cents }));
 }
 const order = (c: string) => {
   const i = (CURRENCIES as readonly string[]).indexOf(c);
