@@ -126,7 +126,8 @@ export async function recordClick(deps: AppDeps, origin: ClickOrigin, body: Reco
   const id = clickId ?? newClickId(now);
   const userAgent = userAgentOf(origin, body);
   const event = clickEventRow(origin, deps, body, link, link.programId, id, test, now, userAgent);
-  const bot = event[EVENT_COLUMN.is_bot] === true;
+  // A synthetic chain's test click is the CLI's own, whatever its user agent: it always gets its customer.
+  const bot = !test && event[EVENT_COLUMN.is_bot] === true;
   // CUSTOMER_COLUMNS order. A bot's click creates no customer: it is answered like any click, but
   // its click id attributes nothing (a lead or sale naming it finds no customer; docs/analytics.md).
   const customer = clickId === undefined && !bot ? [id, link.programId, link.partnerId, link.id, 'click', test, now, now] : undefined;
