@@ -16,7 +16,13 @@ export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const serverMain = join(repoRoot, 'apps/server/dist/main.js');
 export const CHROMIUM = '/usr/bin/chromium';
 /** Flags Chromium needs on this machine kind: no sandbox as root, no network beyond the test's. */
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-quic', '--no-first-run', '--disable-sync'];
+/**
+ * The visitor of the e2e tests is a person: headless Chromium's own user agent says HeadlessChrome,
+ * which the server's bot detection (isbot, docs/analytics.md) rightly takes for a bot, whose clicks
+ * attribute nothing. So the browser presents the user agent of the same Chrome with a screen.
+ */
+export const E2E_BROWSER_USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+export const CHROMIUM_ARGS = [`--user-agent=${E2E_BROWSER_USER_AGENT}`, '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-quic', '--no-first-run', '--disable-sync'];
 
 const HEALTHZ_WAIT_MS = 20_000;
 

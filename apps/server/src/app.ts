@@ -46,6 +46,8 @@ import { listBalances, listCommissions, reviewCommissionsRoute } from './routes/
 import { createPayoutBatchRoute, createPayoutRoute, exportPayoutBatch, listPayouts, updatePayoutRoute } from './routes/dashboard/payouts.js';
 import { getPayoutDetails, putPayoutDetails } from './routes/dashboard/payout-details.js';
 import { agentListBalances, agentListCommissions, agentListPayouts } from './routes/agent/commissions.js';
+import { agentStats } from './routes/agent/stats.js';
+import { dashboardStats } from './routes/dashboard/stats.js';
 import { dashboardWebhooks } from './routes/dashboard/webhooks.js';
 import { agentWebhooks } from './routes/agent/webhooks.js';
 import { cliLoginAccount } from './routes/cli/webhooks-auth.js';
@@ -65,7 +67,7 @@ export function registeredRoutes(app: Koa): Array<{ method: string; path: string
 }
 import { invitePartnerRoute } from './routes/dashboard/invitations.js';
 import { portalAcceptInvitation, portalMe, portalRequestSignIn, portalSignOut, portalVerifySignIn } from './routes/portal/session.js';
-import { portalGetPayoutDetails, portalLinkDaily, portalOverview, portalPutPayoutDetails } from './routes/portal/partner.js';
+import { portalGetPayoutDetails, portalLinkDaily, portalOverview, portalPutPayoutDetails, portalStats } from './routes/portal/partner.js';
 import { portalListLinkRequests, portalRequestLink } from './routes/portal/link-requests.js';
 import { getPortalSettings, putPortalSettings } from './routes/dashboard/portal-settings.js';
 import { approveApplicationRoute, declineApplicationRoute, listApplicationsRoute } from './routes/dashboard/applications.js';
@@ -148,6 +150,8 @@ export function createApp(deps: AppDeps): Koa {
   router.post('/api/dashboard/programs/:id/commissions/approve', ...dash, session, reviewCommissionsRoute(deps, 'approve'));
   router.post('/api/dashboard/programs/:id/commissions/decline', ...dash, session, reviewCommissionsRoute(deps, 'decline'));
   router.get('/api/dashboard/programs/:id/balances', ...dash, session, listBalances(deps));
+  // Analytics (docs/analytics.md): stats from the rollups.
+  router.get('/api/dashboard/programs/:id/stats', ...dash, session, dashboardStats(deps));
   router.get('/api/dashboard/programs/:id/payouts', ...dash, session, listPayouts(deps));
   router.post('/api/dashboard/programs/:id/payouts', ...dash, session, createPayoutRoute(deps));
   router.post('/api/dashboard/programs/:id/payout-batches', ...dash, session, createPayoutBatchRoute(deps));
@@ -184,6 +188,7 @@ export function createApp(deps: AppDeps): Koa {
   router.delete('/api/portal/session', ...dash, portalSession, portalSignOut(deps));
   router.get('/api/portal/partners/:id', ...dash, portalSession, portalOverview(deps));
   router.get('/api/portal/partners/:id/payout-details', ...dash, portalSession, portalGetPayoutDetails(deps));
+  router.get('/api/portal/partners/:id/stats', ...dash, portalSession, portalStats(deps));
   router.put('/api/portal/partners/:id/payout-details', ...dash, portalSession, portalPutPayoutDetails(deps));
   // Applications and link requests (docs/partners.md): program settings, the public application
   // form (no session; same-origin JSON; its own bucket per client address), the owner's decisions.
@@ -246,6 +251,7 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/api/agent/v1/programs/:id/commissions', ...agent, commissionsRead, agentListCommissions(deps));
   router.get('/api/agent/v1/programs/:id/balances', ...agent, commissionsRead, agentListBalances(deps));
   router.get('/api/agent/v1/programs/:id/payouts', ...agent, commissionsRead, agentListPayouts(deps));
+  router.get('/api/agent/v1/programs/:id/stats', ...agent, requireAgentScope(deps.db, 'programs:read', deps.now), agentStats(deps));
   const agentHooks = agentWebhooks(deps);
   const hooksScope = requireAgentScope(deps.db, 'webhooks:manage', deps.now);
   router.get(ROUTES.agentWebhooks.path, ...agent, hooksScope, agentHooks.list);

@@ -1,6 +1,6 @@
 /** Environment → typed configuration, checked once at start. */
 import path from 'node:path';
-import { WEBHOOK_LIMITS } from '@reftrack/contract';
+import { STATS_LIMITS, WEBHOOK_LIMITS } from '@reftrack/contract';
 
 export type DatabaseConfig =
   | { client: 'sqlite'; filename: string }
@@ -67,6 +67,8 @@ export interface Config {
   databaseWaitMs: number;
   /** TRACKING_LOG_RETENTION_DAYS: tracking log entries older than this are pruned (default 90; 0 keeps them). */
   trackingLogRetentionDays: number;
+  /** UNIQUE_CLICK_WINDOW_MINUTES: a visitor's clicks on a link within this window count as one unique click (default a day; 0 counts every click; docs/analytics.md). */
+  uniqueClickWindowMinutes: number;
 }
 
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1', '[::1]'] as const;
@@ -132,6 +134,14 @@ function days(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 36_500) throw new ConfigError(`${name} must be a whole number of days from 0 to 36500 (got "${value}")`);
+  return n;
+}
+
+function minutes(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 525_600) throw new ConfigError(`${name} must be a whole number of minutes from 0 to 525600 (got "${value}")`);
   return n;
 }
 
@@ -212,5 +222,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: millis(env, 'SHUTDOWN_GRACE_MS', 5_000),
     databaseWaitMs: millis(env, 'DATABASE_WAIT_MS', 60_000),
     trackingLogRetentionDays: days(env, 'TRACKING_LOG_RETENTION_DAYS', 90),
+    uniqueClickWindowMinutes: minutes(env, 'UNIQUE_CLICK_WINDOW_MINUTES', STATS_LIMITS.uniqueClickWindowMinutesDefault),
   };
 }

@@ -20,6 +20,7 @@ import { checkOidc } from './ops/oidc-check.js';
 import { listWorkspaceAgentKeys, revokeAgentKeyById } from './ops/agent-keys.js';
 import { listAccountCliTokens, revokeAccountCliTokens } from './ops/cli-tokens.js';
 import { pruneExpired } from './jobs/prune-expired.js';
+import { rebuildStats } from './ops/stats-rebuild.js';
 import { openSecretBox } from './secrets/encryption-key.js';
 import { keyIdsInUse, prepareStoredSecrets, rotateStoredSecrets } from './secrets/stored-secrets.js';
 import type { SecretBox } from './secrets/secret-box.js';
@@ -329,6 +330,17 @@ program
     withDb(async (db) => {
       const report = await pruneExpired(db, Date.now(), { trackingLogRetentionDays: loadConfig().trackingLogRetentionDays });
       console.log(Object.entries(report).map(([table, n]) => `${table}: ${n} deleted`).join('\n'));
+    }),
+  );
+
+const stats = program.command('stats').description('analytics rollups (docs/analytics.md)');
+stats
+  .command('rebuild')
+  .description('recompute every rollup row from the raw events (once after upgrading; run with the servers stopped); re-checks each click against the bot list')
+  .action(() =>
+    withDb(async (db) => {
+      const report = await rebuildStats(db, loadConfig().uniqueClickWindowMinutes * 60_000);
+      console.log(Object.entries(report).map(([what, n]) => `${what}: ${n}`).join('\n'));
     }),
   );
 

@@ -117,7 +117,7 @@ describe(`[${dbKind}] commission ledger`, () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     const lines = res.text.trim().split('\r\n');
-    expect(lines[0]).toBe('commission_id,created_at,status,status_reason,partner_id,partner_code,partner_name,transaction_id,customer_key,currency,amount_minor,adjustments_minor,sale_amount_minor,refunded_minor,hold_until,payout_id');
+    expect(lines[0]).toBe('commission_id,created_at,status,status_reason,partner_id,partner_code,partner_name,transaction_id,customer_key,currency,amount_minor,adjustments_minor,sale_amount_minor,refunded_minor,hold_until,payout_id,review_reasons');
     const row = lines.find((l) => l.startsWith(`${commissionId},`))!.split(',');
     expect(row[2]).toBe('pending');
     expect(row[7]).toBe(transactionId);
@@ -130,6 +130,38 @@ describe(`[${dbKind}] commission ledger`, () => {
     expect(denied.status).toBe(403);
     expect(denied.body.error.message).toBe('Your role in this workspace does not allow this (commissions:read required)');
     expect((await ledger('', outsider)).status).toBe(404);
+  });
+});
+
+describe(`[${dbKind}] held for review: self-referral`, () => {
+  it("a sale whose customer's e-mail is the partner's own (any case, any +tag) is held for review, with the reason in the ledger, and never approved by the job", async () => {
+    const clickId = await click(s, 'pat20');
+    const lead = await s.post('/api/v1/track/lead', { click_id: clickId, customer_key: `self-${dbKind}`, email: 'PAT+shop@p.test' }, bearer(KEY1));
+    expect(lead.status, lead.text).toBe(200);
+    const res = await sale(s, { transaction_id: `self-${dbKind}-${Date.now()}`, click_id: clickId, amount_cents: 4_000 });
+    expect(res.status, res.text).toBe(200);
+    const commissionId = res.body.data.commission_id as number;
+    const row = (await ledger('?limit=200')).body.data.find((c: { id: number }) => c.id === commissionId);
+    expect(row).toMatchObject({ status: 'pending', review_reasons: ['self_referral_email'], hold_until: null });
+    s.clock.offsetMs = 400 * DAY;
+    try {
+      await s.running.approval.runNow();
+    } finally {
+      s.clock.offsetMs = 0;
+    }
+    expect(await statusOf(commissionId)).toBe('pending');
+    const csv = (await ledger('?format=csv')).text.split('\r\n').find((l) => l.startsWith(`${commissionId},`));
+    expect(csv?.endsWith(',self_referral_email')).toBe(true);
+    // The owner decides: approving keeps the reason on record.
+    expect((await approve([commissionId])).status).toBe(200);
+    expect((await ledger('?limit=200')).body.data.find((c: { id: number }) => c.id === commissionId)).toMatchObject({ status: 'approved', review_reasons: ['self_referral_email'] });
+  });
+
+  it('an ordinary sale has no review reasons and keeps its hold', async () => {
+    const { commissionId } = await sold();
+    const row = (await ledger('?limit=200')).body.data.find((c: { id: number }) => c.id === commissionId);
+    expect(row.review_reasons).toEqual([]);
+    expect(row.hold_until).not.toBeNull();
   });
 });
 

@@ -238,6 +238,22 @@ describe('The portal', () => {
     expect(d.commissions).toEqual([{ status: 'pending', currency: 'USD', count: 1, amount_cents: 1_000 }]);
   });
 
+  it("stats: the partner's own clicks, leads and sales in one of their programs, by link; never another partner's", async () => {
+    await click(s, 'sam10');
+    const res = await s.get('/api/portal/partners/1/stats?program_id=1&group_by=link', pat);
+    expect(res.status, res.text).toBe(200);
+    const d = res.body.data;
+    expect(d).toMatchObject({ program_id: 1, filters: { partner_id: 1, link_id: null, dimension: null } });
+    expect(d.totals).toMatchObject({ clicks: 1, leads: 1, sales: 1, revenue: [{ currency: 'USD', amount_cents: 5_000 }] });
+    expect(d.breakdown.rows.map((r: { label: string }) => r.label)).toEqual(['pat20']);
+    // Asking for another partner changes nothing: the portal fixes the filter to this partner.
+    expect((await s.get('/api/portal/partners/1/stats?program_id=1&partner_id=2', pat)).body.data.totals.clicks).toBe(1);
+    const refused = await s.get('/api/portal/partners/1/stats?program_id=4', pat);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toBe('program_id must name a program this partner is enrolled in');
+    expect((await s.get('/api/portal/partners/1/stats?group_by=country', pat)).body.error.message).toBe('group_by must be link in the partner portal');
+  });
+
   it('payout details are saved encrypted and shown as a summary', async () => {
     const put = await s.raw('/api/portal/partners/1/payout-details', { method: 'PUT', headers: { ...pat, 'content-type': 'application/json' }, body: JSON.stringify({ method: 'paypal', paypal_email: 'pat-pay@p.test' }) });
     expect(put.status, put.text).toBe(200);
@@ -259,6 +275,7 @@ describe('Isolation', () => {
     ['GET', '/api/portal/partners/1'],
     ['GET', '/api/portal/partners/1/payout-details'],
     ['PUT', '/api/portal/partners/1/payout-details'],
+    ['GET', '/api/portal/partners/1/stats'],
   ];
 
   it('another partner gets 404 for every route of a partner record that is not theirs', async () => {

@@ -414,6 +414,18 @@ describe(`[${dbKind}] 6.1 event types`, () => {
 });
 
 describe(`[${dbKind}] 6.1 checkout.session.completed (one-off payment)`, () => {
+  it("a payment whose processor customer e-mail is the partner's own holds the commission for review (docs/commissions.md)", async () => {
+    const clickId = await click(s, 'pat20');
+    const cs = checkoutSession({ metadata: { reftrack_click_id: clickId, program_id: '1' }, email: 'Pat@P.test', customer: uid('cus'), amount: 3_000 });
+    const data = await ok(event('checkout.session.completed', cs, ACCT1));
+    expect(data).toMatchObject({ action: 'recorded', commission_amount_cents: 600 });
+    const [row] = await salesOf(cs.payment_intent);
+    const commission = await s.db('commissions').where({ sale_id: row.id }).first('status', 'review_reasons', 'hold_until');
+    expect(commission).toMatchObject({ status: 'pending', hold_until: null });
+    // The checkout's e-mail is also saved on the customer by the lead it settles: both reasons.
+    expect(String(commission.review_reasons).split(' ')).toContain('self_referral_processor_email');
+  });
+
   it('records the sale under the payment intent, settles the provisional lead, remembers the processor customer', async () => {
     const clickId = await provisionalLead();
     const customer = uid('cus');

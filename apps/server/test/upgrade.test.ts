@@ -7,7 +7,7 @@
  */
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
+import { bearer, dbKind, KEY1, startTestServer, TEST_BROWSER_USER_AGENT, type TestServer } from './helpers/index.js';
 import { serverLead } from './helpers/flows.js';
 import { startServer } from '../src/server.js';
 import { migrationStatus } from '../src/db/migrate.js';
@@ -33,7 +33,7 @@ describe(`[${dbKind}] upgrades: this release on a schema a newer release expande
 
     const again = await startServer({ ...s.running.deps.config, port: 0 }, { db: s.db, logger: pino({ level: 'silent' }) });
     try {
-      const res = await fetch(`${again.url}/api/v1/track/click`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.77' }, body: JSON.stringify({ affiliate_url: 'https://acme.test/?aff=pat20' }) });
+      const res = await fetch(`${again.url}/api/v1/track/click`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.77', 'user-agent': TEST_BROWSER_USER_AGENT }, body: JSON.stringify({ affiliate_url: 'https://acme.test/?aff=pat20' }) });
       expect(res.status).toBe(200);
       const clickId = ((await res.json()) as { click_id: string }).click_id;
       await serverLead(s, clickId, 'upgrade-customer');

@@ -8,6 +8,14 @@ import type { CommissionStatus, Currency } from './limits.js';
 export const NO_COMMISSION_REASONS = ['first_sale_only', 'no_partner', 'test_mode'] as const;
 export type NoCommissionReason = (typeof NO_COMMISSION_REASONS)[number];
 
+/**
+ * Why a commission is held for the owner's review instead of approved when its hold passes
+ * (docs/commissions.md "Held for review"): the customer's e-mail (from the lead), or the payment
+ * processor's customer e-mail, is the partner's own.
+ */
+export const COMMISSION_REVIEW_REASONS = ['self_referral_email', 'self_referral_processor_email'] as const;
+export type CommissionReviewReason = (typeof COMMISSION_REVIEW_REASONS)[number];
+
 /** created → sent, created → failed, sent → failed. A failed payout returns its commissions to `approved`. */
 export const PAYOUT_STATUSES = ['created', 'sent', 'failed'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
@@ -41,6 +49,8 @@ export interface LedgerCommission {
   status: CommissionStatus;
   /** Why an owner declined it; null otherwise. */
   status_reason: string | null;
+  /** Why it was held for review instead of approved automatically (empty when it was not). */
+  review_reasons: CommissionReviewReason[];
   /** When the hold ends and the approval job approves it (a pending commission). */
   hold_until: string | null;
   payout_id: number | null;

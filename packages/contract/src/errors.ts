@@ -4,6 +4,7 @@
  */
 import { BRAND } from './brand.js';
 import { LIMITS } from './limits.js';
+import { STATS_GROUP_BY, STATS_LIMITS } from './stats.js';
 
 /** `name` of the platform envelope, by HTTP status (7.1). 405, 413, 415, 421, 429, 431 and 503 are ours (not in the spec). */
 export const STATUS_NAMES: Record<number, string> = {
@@ -259,6 +260,8 @@ export const ERRORS = {
   portalSignInLinkInvalid: p(400, 'This sign-in link is not valid: it was already used or it expired. Ask for a new one.'),
   portalSessionRequired: p(401, 'Sign in to the partner portal'),
   portalPartnerNotFound: p(404, 'Partner not found'),
+  portalStatsProgramInvalid: p(400, 'program_id must name a program this partner is enrolled in'),
+  portalStatsGroupByInvalid: p(400, 'group_by must be link in the partner portal'),
   portalTooManyRequests: p(429, 'Too many sign-in requests; wait a few minutes and try again'),
   mailboxNotFound: p(404, 'Message not found'),
 
@@ -288,6 +291,20 @@ export const ERRORS = {
   eventsDateToInvalid: p(400, 'dateTo must be an ISO 8601 date or time'),
   eventsDateRange: p(400, 'dateFrom must not be after dateTo'),
   eventsFailed: p(500, 'Failed to list tracking events'),
+  eventsBotsInvalid: p(400, 'bots must be one of: include, exclude, only'),
+
+  // The stats API (docs/analytics.md)
+  statsFromInvalid: p(400, 'from must be an ISO 8601 date or time'),
+  statsToInvalid: p(400, 'to must be an ISO 8601 date or time'),
+  statsRangeInvalid: p(400, `from must be before to, and the range at most ${STATS_LIMITS.rangeMaxDays} days`),
+  statsHourRangeTooLong: p(400, `An hourly series covers at most ${STATS_LIMITS.hourRangeMaxDays} days; choose interval=day or month`),
+  statsIntervalInvalid: p(400, 'interval must be one of: hour, day, month'),
+  statsTimeZoneInvalid: p(400, 'tz must be an IANA time zone, such as Europe/Paris'),
+  statsGroupByInvalid: p(400, `group_by must be one of: ${STATS_GROUP_BY.join(', ')}`),
+  statsPartnerInvalid: p(400, 'partner_id must be a positive integer'),
+  statsLinkInvalid: p(400, 'link_id must be a positive integer'),
+  statsFilterInvalid: p(400, 'Filter by at most one of: partner_id, link_id, or one dimension ({dimensions})'),
+  statsCombinationUnsupported: p(400, 'group_by={group_by} cannot be combined with the {filter} filter: dimensions are rolled up for the whole program'),
 
   // Commissions and payouts (docs/commissions.md)
   commissionNotFound: p(404, 'Commission not found'),

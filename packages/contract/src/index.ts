@@ -16,3 +16,4 @@ export * from './openapi-requests.js';
 export * from './input-rules.js';
 export * from './portal.js';
 export * from './applications.js';
+export * from './stats.js';

@@ -230,6 +230,7 @@ export const OPERATION_REQUESTS: Readonly<Record<string, RequestDescription>> = 
       eventType: enumOf([...EVENT_TYPES, 'all']),
       dateFrom: { type: 'string', description: 'A date (YYYY-MM-DD) or an ISO 8601 date-time (UTC without an offset); inclusive.' },
       dateTo: { type: 'string', description: 'A date (the whole day, UTC) or an ISO 8601 date-time; inclusive.' },
+      bots: enumOf(['include', 'exclude', 'only'], { default: 'include', description: 'Clicks of known bots and link-preview fetchers: listed (include, as spec 4.6 lists every click), left out, or alone (docs/analytics.md).' }),
     },
   },
   [`POST ${ROUTES.cliAuthCallback.path}`]: { body: body({ state: text(), id_token: text() }) },

@@ -14,6 +14,7 @@ import { COMMISSION_STATUSES, ROLES } from './limits.js';
 import { OPERATION_REQUESTS } from './openapi-requests.js';
 import { ROUTES, type Credential, type RouteSpec } from './routes.js';
 import { SIGN_IN_PATHS } from './sign-in.js';
+import { STATS_DIMENSIONS, STATS_GROUP_BY, STATS_INTERVALS } from './stats.js';
 
 type Schema = Record<string, unknown>;
 type Method = RouteSpec['method'];
@@ -143,6 +144,7 @@ const SCHEMAS: Record<string, Schema> = {
     currency: str,
     status: enumOf('pending', 'approved', 'paid', 'reversed', 'declined'),
     status_reason: nullable(str),
+    review_reasons: arr(enumOf('self_referral_email', 'self_referral_processor_email')),
     hold_until: nullable(str),
     payout_id: nullable(int),
     sale_amount_cents: int,
@@ -450,7 +452,45 @@ const PARTNER_PROGRAM_OPERATIONS: ApiOperation[] = [
   }),
 ];
 
-export const API_OPERATIONS: readonly ApiOperation[] = [...SPEC_OPERATIONS, ...OTHER_OPERATIONS, ...PARTNER_PROGRAM_OPERATIONS];
+
+/* ------------------------------------------------------------------ the stats API */
+
+// The stats API (docs/analytics.md), one block of its own.
+const statsAmounts = arr(obj({ currency: str, amount_cents: int }));
+const statsMetrics = { clicks: int, unique_clicks: int, bot_clicks: int, leads: int, sales: int, revenue: statsAmounts, refunds: int, refunded: statsAmounts };
+const statsReport: Schema = ok(
+  obj({
+    program_id: int,
+    from: str,
+    to: str,
+    interval: enumOf(...STATS_INTERVALS),
+    time_zone: str,
+    filters: obj({ partner_id: nullable(int), link_id: nullable(int), dimension: nullable(obj({ name: enumOf(...STATS_DIMENSIONS), value: str })) }),
+    totals: obj(statsMetrics),
+    conversion: obj({ click_to_lead: nullable(num), lead_to_sale: nullable(num), click_to_sale: nullable(num) }),
+    series: arr(obj({ start: str, ...statsMetrics })),
+    breakdown: nullable(obj({ group_by: enumOf(...STATS_GROUP_BY), rows: arr(obj({ key: str, label: str, ...statsMetrics })) })),
+  }),
+);
+const statsQuery: Record<string, Schema> = {
+  from: str,
+  to: str,
+  interval: enumOf(...STATS_INTERVALS),
+  tz: str,
+  group_by: enumOf(...STATS_GROUP_BY),
+  partner_id: int,
+  link_id: int,
+  ...Object.fromEntries(STATS_DIMENSIONS.map((d) => [d, str])),
+};
+const STATS_OPERATIONS: ApiOperation[] = [
+  op('GET', '/api/dashboard/programs/:id/stats', D, 'Dashboard', 'Stats from the rollups: totals, a series in a time zone, a breakdown (docs/analytics.md)', { 200: statsReport }, { query: statsQuery }),
+  op('GET', '/api/agent/v1/programs/:id/stats', A, 'Agent API', 'Stats from the rollups (agent, programs:read)', { 200: statsReport }, { query: statsQuery }),
+  op('GET', '/api/portal/partners/:id/stats', P, 'Partner portal', "The partner's own stats in one of their programs", { 200: statsReport }, {
+    query: { program_id: int, from: str, to: str, interval: enumOf(...STATS_INTERVALS), tz: str, group_by: enumOf('link'), link_id: int },
+  }),
+];
+
+export const API_OPERATIONS: readonly ApiOperation[] = [...SPEC_OPERATIONS, ...OTHER_OPERATIONS, ...PARTNER_PROGRAM_OPERATIONS, ...STATS_OPERATIONS];
 
 /**
  * Routes the server registers that are browser pages or development-only legs of sign-in, not an

@@ -16,6 +16,8 @@ import type { DatabaseConfig } from '../config.js';
 import { newEventId } from '../domain/ids.js';
 import { postgresThreadWriter, sqliteThreadWriter } from './click-writer-thread.js';
 import type { BatchRows, BatchWriter, Row } from './click-rows.js';
+import { UniqueClickWindow } from '../domain/unique-clicks.js';
+import { RollupSet } from './stats-rollups.js';
 
 export interface ClickWrite {
   /** A new customer row (CUSTOMER_COLUMNS), or undefined when an existing customer is reused (3.1). */
@@ -26,6 +28,12 @@ export interface ClickWrite {
   partnerId: number;
   programId: number;
   at: number;
+  /** A known bot's click: recorded and flagged, counted only as a bot click (docs/analytics.md). */
+  bot: boolean;
+  /** The visitor's keys for unique clicks (unique-clicks.ts). */
+  visitors: readonly string[];
+  /** The click's dimension values (click-dimensions.ts); null for a bot. */
+  dims: string[] | null;
 }
 
 interface Pending {
@@ -51,11 +59,19 @@ export class ClickBatcher {
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
 
-  /** `observe`: each batch's size, commit time and outcome, for the metrics (ops/metrics.ts). */
+  private readonly unique: UniqueClickWindow;
+
+  /**
+   * `observe`: each batch's size, commit time and outcome, for the metrics (ops/metrics.ts).
+   * `uniqueWindowMs`: the unique-click window (UNIQUE_CLICK_WINDOW_MINUTES).
+   */
   constructor(
     private readonly writer: BatchWriter,
     private readonly observe?: (size: number, seconds: number, ok: boolean) => void,
-  ) {}
+    uniqueWindowMs = 86_400_000,
+  ) {
+    this.unique = new UniqueClickWindow(uniqueWindowMs);
+  }
 
   /** Clicks waiting for a batch, and batches being committed. */
   depth(): { queued: number; inFlight: number } {
@@ -102,7 +118,7 @@ export class ClickBatcher {
     this.inFlight++;
     const started = performance.now();
     try {
-      await this.writer.write(reduce(batch));
+      await this.writer.write(reduce(batch, this.unique));
       this.observe?.(batch.length, (performance.now() - started) / 1000, true);
       for (const p of batch) p.resolve();
     } catch (err) {
@@ -127,14 +143,25 @@ interface LinkCount {
   programId: number;
 }
 
-function reduce(batch: Pending[]): BatchRows {
+/**
+ * The batch's rows: its clicks, its counter increments and its rollup increments summed per key.
+ * A bot's click is recorded and added to `bot_clicks` only: no link or partner counter, no
+ * `clicks.recorded` count, no unique click.
+ */
+function reduce(batch: Pending[], unique: UniqueClickWindow): BatchRows {
   const customers: Row[] = [];
   const events: Row[] = [];
   const links = new Map<number, LinkCount>();
   const enrollments = new Map<string, { partnerId: number; programId: number; n: number; at: number }>();
+  const rollups = new RollupSet();
   for (const { write: w } of batch) {
     if (w.customer) customers.push(w.customer);
     events.push(w.event);
+    if (w.bot) {
+      rollups.add({ programId: w.programId, partnerId: w.partnerId, linkId: w.linkId, dims: null, currency: '', at: w.at, counters: { bot_clicks: 1 } });
+      continue;
+    }
+    rollups.add({ programId: w.programId, partnerId: w.partnerId, linkId: w.linkId, dims: w.dims, currency: '', at: w.at, counters: { clicks: 1, unique_clicks: unique.countOnce(w.linkId, w.visitors, w.at) ? 1 : 0 } });
     const link = links.get(w.linkId);
     if (link) {
       link.n += 1;
@@ -160,6 +187,7 @@ function reduce(batch: Pending[]): BatchRows {
     outbox: clicksRecorded(linkRows),
     links: linkRows,
     enrollments: [...enrollments.values()].sort((a, b) => a.partnerId - b.partnerId || a.programId - b.programId),
+    rollups: rollups.sorted().map((r) => [r.program_id, r.span, r.bucket, r.partner_id, r.link_id, r.dim, r.value, r.currency, r.counters.clicks, r.counters.unique_clicks, r.counters.bot_clicks]),
   };
 }
 

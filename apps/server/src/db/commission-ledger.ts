@@ -3,7 +3,7 @@
  * summed per partner and currency only — never across currencies.
  */
 import type { Knex } from 'knex';
-import type { CommissionStatus, Currency, LedgerCommission, LedgerResponse, PartnerBalance, PartnerEarnings } from '@reftrack/contract';
+import type { CommissionReviewReason, CommissionStatus, Currency, LedgerCommission, LedgerResponse, PartnerBalance, PartnerEarnings } from '@reftrack/contract';
 
 const iso = (ms: unknown): string => new Date(Number(ms)).toISOString();
 
@@ -63,6 +63,7 @@ export async function readLedger(db: Knex, filter: LedgerFilter, limit: number):
       currency: r.currency as Currency,
       status: r.status as CommissionStatus,
       status_reason: r.status_reason ?? null,
+      review_reasons: r.review_reasons ? (String(r.review_reasons).split(' ') as CommissionReviewReason[]) : [],
       hold_until: r.hold_until == null ? null : iso(r.hold_until),
       payout_id: r.payout_id == null ? null : Number(r.payout_id),
       sale_amount_cents: Number(r.sale_amount_cents),

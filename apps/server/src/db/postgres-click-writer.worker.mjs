@@ -14,8 +14,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import pg from 'pg';
 
-/** @type {{ connectionString: string, schema?: string, connections: number, customerColumns: string[], eventColumns: string[], outboxColumns: string[] }} */
-const { connectionString, schema, connections, customerColumns, eventColumns, outboxColumns } = workerData;
+/** @type {{ connectionString: string, schema?: string, connections: number, customerColumns: string[], eventColumns: string[], outboxColumns: string[], rollupColumns: string[] }} */
+const { connectionString, schema, connections, customerColumns, eventColumns, outboxColumns, rollupColumns } = workerData;
 
 /** Column types of the function's array parameters; every other column of these tables is text. */
 /** @type {Record<string, string>} */
@@ -24,6 +24,12 @@ const TYPES = {
   partner_id: 'int4',
   link_id: 'int4',
   is_test: 'bool',
+  is_bot: 'bool',
+  span: 'int2',
+  bucket: 'int4',
+  clicks: 'int8',
+  unique_clicks: 'int8',
+  bot_clicks: 'int8',
   click_at: 'int8',
   click_timestamp: 'int8',
   created_at: 'int8',
@@ -37,11 +43,11 @@ pool.on('error', () => undefined);
 if (schema) pool.on('connect', (client) => void client.query(`set search_path to ${pg.escapeIdentifier(schema)}`).catch(() => undefined));
 
 /**
- * `reftrack_record_clicks_v2` (migration 20261124140000) writes a whole batch in one statement, so
+ * `reftrack_record_clicks_v3` (migration 20261125160000_stats_rollups) writes a whole batch in one statement, so
  * one round trip commits it; the arguments are the columns as typed arrays, then the link and the
  * partner-program increments, which the batcher sorted by key (so two batches lock the counter
  * rows in the same order and never deadlock), then the batch's outbox rows (its `clicks.recorded`
- * events), which commit with its clicks.
+ * events), which commit with its clicks, then its rollup increments (summed and sorted per key).
  */
 /** The function's parameters, named after the columns, in the order of the values below. */
 const PARAMETERS = [
@@ -50,12 +56,13 @@ const PARAMETERS = [
   ['l_id', 'int4'], ['l_n', 'int8'], ['l_at', 'int8'],
   ['p_partner_id', 'int4'], ['p_program_id', 'int4'], ['p_n', 'int8'], ['p_at', 'int8'],
   ...outboxColumns.map((c) => [`o_${c}`, TYPES[c] ?? 'text']),
+  ...rollupColumns.map((c) => [`r_${c}`, TYPES[c] ?? 'text']),
 ];
 // Named arguments: a column list that no longer matches the function fails loudly instead of
 // writing values into the wrong columns.
 const RECORD_CLICKS = {
-  name: 'rt_record_clicks_v2',
-  text: `select reftrack_record_clicks_v2(${PARAMETERS.map(([name, type], i) => `${name} => $${i + 1}::${type}[]`).join(', ')})`,
+  name: 'rt_record_clicks_v3',
+  text: `select reftrack_record_clicks_v3(${PARAMETERS.map(([name, type], i) => `${name} => $${i + 1}::${type}[]`).join(', ')})`,
 };
 
 /** @param {unknown[][]} rows @param {number} width the rows' values as one array per column */
@@ -68,9 +75,10 @@ const columnsOf = (rows, width) => Array.from({ length: width }, (_, i) => rows.
  * @property {unknown[][]} outbox
  * @property {Array<{ id: number, n: number, at: number }>} links
  * @property {Array<{ partnerId: number, programId: number, n: number, at: number }>} enrollments
+ * @property {unknown[][]} rollups
  * @param {BatchRows} rows
  */
-async function writeBatch({ customers, events, outbox, links, enrollments }) {
+async function writeBatch({ customers, events, outbox, links, enrollments, rollups }) {
   await pool.query({
     ...RECORD_CLICKS,
     values: [
@@ -84,6 +92,7 @@ async function writeBatch({ customers, events, outbox, links, enrollments }) {
       enrollments.map((e) => e.n),
       enrollments.map((e) => e.at),
       ...columnsOf(outbox, outboxColumns.length),
+      ...columnsOf(rollups, rollupColumns.length),
     ],
   });
 }

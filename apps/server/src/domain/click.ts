@@ -11,6 +11,7 @@ import { str, text } from './json-values.js';
 import type { AppDeps } from '../deps.js';
 import { newClickId } from './ids.js';
 import { parseUserAgent } from './user-agent.js';
+import { clickDimensions, type ClickFacts } from './click-dimensions.js';
 import { findProgramKey } from '../auth/program-key.js';
 import type { ResolvedLink } from '../db/link-cache.js';
 import { CLICK_EVENT_COLUMNS, CUSTOMER_COLUMNS, rowObject, type Row } from '../db/click-rows.js';
@@ -47,10 +48,14 @@ export async function resolveLink(deps: AppDeps, affiliateUrl: unknown): Promise
   return link as ClickLink;
 }
 
-/** The click event's values, in the order of CLICK_EVENT_COLUMNS. */
-function clickEventRow(origin: ClickOrigin, deps: AppDeps, body: Record<string, unknown>, link: { id: number; partnerId: number }, programId: number, clickId: string, test: boolean, now: number): Row {
+/** The user agent of a click: the body's field, else the HTTP header (4.1). */
+function userAgentOf(origin: ClickOrigin, body: Record<string, unknown>): string | null {
   const header = origin.headers['user-agent'];
-  const userAgent = text(body.user_agent, KEPT.user_agent) ?? (typeof header === 'string' && header ? header : null);
+  return text(body.user_agent, KEPT.user_agent) ?? (typeof header === 'string' && header ? header : null);
+}
+
+/** The click event's values, in the order of CLICK_EVENT_COLUMNS. */
+function clickEventRow(origin: ClickOrigin, deps: AppDeps, body: Record<string, unknown>, link: { id: number; partnerId: number }, programId: number, clickId: string, test: boolean, now: number, userAgent = userAgentOf(origin, body)): Row {
   const geo = deps.geo.lookup(origin.ip, origin.headers);
   const device = parseUserAgent(userAgent ?? undefined);
   return [
@@ -76,8 +81,17 @@ function clickEventRow(origin: ClickOrigin, deps: AppDeps, body: Record<string, 
     device.browser_name,
     now,
     now,
+    device.is_bot,
   ];
 }
+
+/** The click's facts its rollup dimensions come from, read off its row. */
+function clickFacts(event: Row): ClickFacts {
+  const at = (column: keyof typeof EVENT_COLUMN) => event[EVENT_COLUMN[column]] as string | null;
+  return { page_url: at('page_url'), referrer_url: at('referrer_url'), geo_country: at('geo_country'), device_type: at('device_type'), browser_name: at('browser_name') };
+}
+
+const EVENT_COLUMN = Object.fromEntries(CLICK_EVENT_COLUMNS.map((c, i) => [c, i])) as Record<(typeof CLICK_EVENT_COLUMNS)[number], number>;
 
 /** Rule 3: a test click with a key must name the key's own program. */
 export async function recordTestClick(deps: AppDeps, origin: ClickOrigin, token: string | undefined, body: Record<string, unknown>, link: ClickLink, requested?: number): Promise<TestClickResponse> {
@@ -110,9 +124,13 @@ export async function recordClick(deps: AppDeps, origin: ClickOrigin, body: Reco
     clickId = existing?.click_id;
   }
   const id = clickId ?? newClickId(now);
-  // CUSTOMER_COLUMNS order.
-  const customer = clickId === undefined ? [id, link.programId, link.partnerId, link.id, 'click', test, now, now] : undefined;
-  const event = clickEventRow(origin, deps, body, link, link.programId, id, test, now);
+  const userAgent = userAgentOf(origin, body);
+  const event = clickEventRow(origin, deps, body, link, link.programId, id, test, now, userAgent);
+  // A synthetic chain's test click is the CLI's own, whatever its user agent: it always gets its customer.
+  const bot = !test && event[EVENT_COLUMN.is_bot] === true;
+  // CUSTOMER_COLUMNS order. A bot's click creates no customer: it is answered like any click, but
+  // its click id attributes nothing (a lead or sale naming it finds no customer; docs/analytics.md).
+  const customer = clickId === undefined && !bot ? [id, link.programId, link.partnerId, link.id, 'click', test, now, now] : undefined;
   if (test) {
     await deps.db.transaction(async (trx) => {
       if (customer) await trx('customers').insert(rowObject(CUSTOMER_COLUMNS, customer));
@@ -120,7 +138,10 @@ export async function recordClick(deps: AppDeps, origin: ClickOrigin, body: Reco
     });
   } else {
     deps.faults.beforeClickSubmit?.();
-    await deps.clicks.submit({ customer, event, linkId: link.id, partnerId: link.partnerId, programId: link.programId, at: now });
+    // The visitor, for unique clicks: the click id (a returning cookie), and the address with the user agent.
+    const visitors = [`c:${id}`, `a:${origin.ip}\u0000${userAgent ?? ''}`];
+    const dims = bot ? null : clickDimensions(clickFacts(event));
+    await deps.clicks.submit({ customer, event, linkId: link.id, partnerId: link.partnerId, programId: link.programId, at: now, bot, visitors, dims });
   }
   return { success: true, click_id: id, partner_code: link.partnerCode, cookie_window_days: link.attributionWindowDays };
 }

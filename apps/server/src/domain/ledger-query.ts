@@ -61,6 +61,8 @@ export function parseLedgerQuery(programId: number, query: Query): { filter: Led
 export const LEDGER_CSV_COLUMNS = [
   'commission_id', 'created_at', 'status', 'status_reason', 'partner_id', 'partner_code', 'partner_name', 'transaction_id', 'customer_key',
   'currency', 'amount_minor', 'adjustments_minor', 'sale_amount_minor', 'refunded_minor', 'hold_until', 'payout_id',
+  // Appended (columns are only ever added at the end): why it was held for review, space-separated.
+  'review_reasons',
 ] as const;
 
 /** A spreadsheet would run a cell starting with = + - @ as a formula: such text gets a leading quote. */
@@ -76,7 +78,7 @@ export function ledgerCsvRows(rows: readonly LedgerCommission[]): string {
     .map((r) =>
       [
         r.id, r.created_at, r.status, r.status_reason, r.partner.id, r.partner.code, r.partner.name, r.transaction_id, r.customer_key,
-        r.currency, r.amount_cents, r.adjustments_cents, r.sale_amount_cents, r.refunded_amount_cents, r.hold_until, r.payout_id,
+        r.currency, r.amount_cents, r.adjustments_cents, r.sale_amount_cents, r.refunded_amount_cents, r.hold_until, r.payout_id, r.review_reasons.join(' '),
       ]
         .map(cell)
         .join(',') + '\r\n',

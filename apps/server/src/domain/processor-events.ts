@@ -160,7 +160,7 @@ function saleInput(sale: StripeSale, clickId: string, now: number): SaleInput | 
       now,
     );
     // Stripe redelivers for days and a resend can be older still: the payment time is kept as is.
-    return { ...input, occurredAt: sale.occurredAt };
+    return { ...input, occurredAt: sale.occurredAt, processorEmail: sale.identity.email ?? null };
   } catch (err) {
     if (!(err instanceof ApiError) || err.status >= 500) throw err;
     return ignored(err.spec === ERRORS.saleCurrency ? 'unsupported_currency' : 'invalid_sale', { message: err.message });

@@ -18,6 +18,8 @@ export interface SaleInput {
   isRecurring: boolean;
   saleType: string | null;
   subscriptionId: string | null;
+  /** The payment processor's customer e-mail (Stripe intake only), for the self-referral check. */
+  processorEmail?: string | null;
 }
 
 const present = (v: unknown): boolean => v !== undefined && v !== null;

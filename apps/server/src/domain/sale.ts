@@ -4,7 +4,7 @@
  * real sale writes `sale.created` (and `commission.created` when it pays one) in its transaction.
  */
 import type { Knex } from 'knex';
-import { ERRORS, LIMITS, type CommissionType, type NoCommissionReason, type SaleResponse } from '@reftrack/contract';
+import { ERRORS, LIMITS, type CommissionReviewReason, type CommissionType, type NoCommissionReason, type SaleResponse } from '@reftrack/contract';
 import { ApiError, fail } from '../api-error.js';
 import type { AppDeps } from '../deps.js';
 import { insertId } from '../db/insert-id.js';
@@ -16,6 +16,7 @@ import { withinAttributionWindow } from './attribution.js';
 import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from './commission.js';
 import { commissionObject, saleObject } from './event-objects.js';
 import type { SaleInput } from './sale-input.js';
+import { countConversion } from '../db/stats-rollups.js';
 
 const DAY_MS = 86_400_000;
 
@@ -120,6 +121,7 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   // 7.5: the sale is stored before this refusal, so a resend answers 409.
   if (customer.partnerId === null) {
     await appendEvents(trx, events);
+    if (!test) await countConversion(trx, { programId, partnerId: null, clickId: customer.clickId, at: input.occurredAt, currency: input.currency, counters: { sales: 1, revenue_cents: input.amountCents! } });
     return { kind: 'partner_required' };
   }
   await deps.faults.afterSaleInsert?.();
@@ -128,8 +130,10 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   if (reason === null) {
     amount = commissionAmount(type, Number(program.commission_rate), input.amountCents!, input.currency);
     // The hold (docs/commissions.md): the approval job approves it when this passes without a refund.
-    const holdUntil = now + Number(program.commission_hold_days ?? LIMITS.commissionHoldDaysDefault) * DAY_MS;
-    const commission = { sale_id: saleId, program_id: programId, partner_id: customer.partnerId, customer_id: customer.id, amount_cents: amount, currency: input.currency, status: 'pending', hold_until: holdUntil, created_at: now, updated_at: now };
+    // A self-referral is held for the owner's review instead: no hold end, so the job never approves it.
+    const review = test ? [] : await selfReferralReasons(trx, customer.id, customer.partnerId, input.processorEmail ?? null);
+    const holdUntil = review.length > 0 ? null : now + Number(program.commission_hold_days ?? LIMITS.commissionHoldDaysDefault) * DAY_MS;
+    const commission = { sale_id: saleId, program_id: programId, partner_id: customer.partnerId, customer_id: customer.id, amount_cents: amount, currency: input.currency, status: 'pending', hold_until: holdUntil, review_reasons: review.length > 0 ? review.join(' ') : null, created_at: now, updated_at: now };
     commissionId = await insertId(trx, 'commissions', commission);
     await trx('platform_fees').insert({ commission_id: commissionId, sale_id: saleId, program_id: programId, amount_cents: platformFee(amount), currency: input.currency, rate_bps: PLATFORM_FEE_BPS, status: 'pending', created_at: now });
     events.push({ type: 'commission.created', programId, workspaceId: customer.workspaceId, data: { commission: commissionObject({ id: commissionId, ...commission }) }, occurredAt: now });
@@ -137,10 +141,33 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   if (customer.convertedAt === null) await trx('customers').where({ id: customer.id }).update({ converted_at: now });
   if (!test) await updatePartnerMetrics(trx, deps, customer.partnerId, programId, input.amountCents!);
   await appendEvents(trx, events);
+  // Last in the unit of work, like the click batch's rollups (stats-rollups.ts: lock order).
+  if (!test) await countConversion(trx, { programId, partnerId: customer.partnerId, clickId: customer.clickId, at: input.occurredAt, currency: input.currency, counters: { sales: 1, revenue_cents: input.amountCents! } });
   return {
     kind: 'recorded',
     response: { success: true, data: { attributed: true, sale_id: saleId, transaction_id: transactionId, commission_id: commissionId, commission_amount_cents: amount, currency: input.currency, commission_reason: reason } },
   };
+}
+
+/** An e-mail address compared for self-referral: lower case, without a `+tag` (pat+shop@x is pat@x). */
+function comparable(email: string | null | undefined): string | null {
+  if (!email) return null;
+  const [local, domain] = email.trim().toLowerCase().split('@');
+  if (!local || !domain) return null;
+  return `${local.split('+')[0]}@${domain}`;
+}
+
+/**
+ * Self-referral (docs/commissions.md "Held for review"): the customer's e-mail (saved by its lead),
+ * or the processor's customer e-mail of this payment, is the partner's own.
+ */
+async function selfReferralReasons(trx: Knex.Transaction, customerId: number, partnerId: number, processorEmail: string | null): Promise<CommissionReviewReason[]> {
+  const partner = comparable((await trx('partners').where({ id: partnerId }).first('email'))?.email);
+  if (!partner) return [];
+  const reasons: CommissionReviewReason[] = [];
+  if (comparable((await trx('customers').where({ id: customerId }).first('email'))?.email) === partner) reasons.push('self_referral_email');
+  if (comparable(processorEmail) === partner) reasons.push('self_referral_processor_email');
+  return reasons;
 }
 
 /**

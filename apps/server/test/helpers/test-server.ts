@@ -39,6 +39,8 @@ export interface TestResponse {
  */
 export const TEST_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
+export const TEST_BROWSER_USER_AGENT = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+
 let ipCounter = 1;
 export const freshIp = (): string => `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter++ & 255}`;
 
@@ -52,6 +54,9 @@ export async function startTestServer(options: { fixture?: Fixture; env?: Record
   const request = async (path: string, init: RequestInit): Promise<TestResponse> => {
     const headers = new Headers(init.headers);
     if (!headers.has('x-forwarded-for')) headers.set('x-forwarded-for', freshIp());
+    // A person's browser, unless a test says otherwise: fetch's own user agent ("node") is a bot's
+    // to the click's bot detection (docs/analytics.md), and a bot's click attributes nothing.
+    if (!headers.has('user-agent')) headers.set('user-agent', TEST_BROWSER_USER_AGENT);
     const res = await fetch(running.url + path, { ...init, headers });
     const text = await res.text();
     let body: unknown;

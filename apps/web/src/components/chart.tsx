@@ -29,7 +29,8 @@ function useWidth(fallback: number) {
 }
 const PAD = { top: 12, right: 8, bottom: 28, left: 36 };
 
-export function EventsChart({ data, title, tableLabel = 'Events per day' }: { data: DailySeries; title: string; tableLabel?: string }) {
+/** `period`: what one bar group is (the table's first column), a day in UTC unless told; `tableLabel` names the table's region. */
+export function EventsChart({ data, title, period = 'Day (UTC)', tableLabel }: { data: DailySeries; title: string; period?: string; tableLabel?: string }) {
   const [box, W] = useWidth(720);
   const n = data.days.length;
   const max = Math.max(0, ...CHART_TYPES.flatMap((t) => data.counts[t]));
@@ -89,11 +90,11 @@ export function EventsChart({ data, title, tableLabel = 'Events per day' }: { da
       </div>
       <details class="chart-table">
         <summary>Show the numbers as a table</summary>
-        <div class="table-wrap" tabIndex={0} role="region" aria-label={tableLabel}>
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={tableLabel ?? `Events per ${period.split(' ')[0].toLowerCase()}`}>
           <table>
             <thead>
               <tr>
-                <th scope="col">Day (UTC)</th>
+                <th scope="col">{period}</th>
                 {CHART_TYPES.map((t) => (
                   <th scope="col" class="num" key={t}>
                     {SERIES[t].label}

@@ -31,6 +31,7 @@ import type {
   WebhookEndpointWithSecret,
   SignedOut,
   SignInOptions,
+  StatsReport,
 } from '@reftrack/contract';
 import { SIGN_IN_PATHS } from '@reftrack/contract';
 
@@ -125,6 +126,8 @@ export interface EventQuery {
   eventType?: string;
   dateFrom?: string;
   dateTo?: string;
+  /** Clicks of known bots: `include` (the listing's default), `exclude` or `only`. */
+  bots?: string;
 }
 
 export function eventsPath(programId: number, q: EventQuery): string {
@@ -177,6 +180,8 @@ export const api = {
   disconnectPayments: (id: number) => send<PaymentsConnection>('DELETE', `/api/dashboard/programs/${id}/payments`),
 
   events: (programId: number, q: EventQuery) => request<EventListResponse>('GET', eventsPath(programId, q)),
+  /** `query`: the stats query string (lib/stats-view.ts statsQuery). */
+  stats: (programId: number, query: string) => get<StatsReport>(`/api/dashboard/programs/${programId}/stats?${query}`),
 
   cliTokens: () => get<DashboardCliToken[]>('/api/dashboard/cli-tokens'),
   revokeCliToken: (id: number) => send<DashboardCliToken>('POST', `/api/dashboard/cli-tokens/${id}/revoke`),

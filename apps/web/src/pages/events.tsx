@@ -1,6 +1,6 @@
 /**
- * Events: the listing of spec 4.6 as a table with type and date filters and pagination, and a chart
- * of clicks, leads and sales per day built from the same listing.
+ * Events: the stats panel (from the rollups: totals, a series, a breakdown; docs/analytics.md) and
+ * the listing of spec 4.6 as a table with type, date and bot filters and pagination.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { EVENT_TYPES, LIMITS, type EventType, type NormalizedEvent } from '@reftrack/contract';
@@ -10,9 +10,9 @@ import { useLoad } from '../lib/use-load.js';
 import { navigate } from '../lib/router.js';
 import { checkDateRange } from '../lib/validate.js';
 import { addDays, daysBetween, EVENT_TYPE_LABELS, formatDateTime, formatMoney, plural, utcDay } from '../lib/format.js';
-import { collectDaily } from '../lib/chart-data.js';
 import { AccessMissing, ErrorNotice, isForbidden, Loading, Pager } from '../components/ui.js';
-import { EventsChart } from '../components/chart.js';
+import { StatsPanel } from '../components/stats-panel.js';
+import { browserTimeZone, todayIn } from '../lib/stats-view.js';
 
 const PAGE_SIZES = [10, 25, 50, 100];
 const CHART_DEFAULT_DAYS = 14;
@@ -24,7 +24,15 @@ export interface EventFilters {
   to: string;
   page: number;
   size: number;
+  /** Clicks of known bots in the listing: all clicks (''), without them, or only them. */
+  bots: '' | 'exclude' | 'only';
 }
+
+const BOT_CHOICES = [
+  { value: '', label: 'All clicks' },
+  { value: 'exclude', label: 'Without bots' },
+  { value: 'only', label: 'Only bots' },
+] as const;
 
 export function filtersFromQuery(q: URLSearchParams): EventFilters {
   const type = q.get('type') ?? '';
@@ -37,6 +45,7 @@ export function filtersFromQuery(q: URLSearchParams): EventFilters {
     to: day(q.get('to')),
     page: Number.isInteger(page) && page > 0 ? page : 1,
     size: PAGE_SIZES.includes(size) ? size : LIMITS.eventListingDefaultPageSize,
+    bots: q.get('bots') === 'exclude' || q.get('bots') === 'only' ? (q.get('bots') as 'exclude' | 'only') : '',
   };
 }
 
@@ -47,6 +56,7 @@ export function queryFromFilters(f: EventFilters): string {
   if (f.to) q.set('to', f.to);
   if (f.page > 1) q.set('page', String(f.page));
   if (f.size !== LIMITS.eventListingDefaultPageSize) q.set('size', String(f.size));
+  if (f.bots) q.set('bots', f.bots);
   const s = q.toString();
   return s ? `?${s}` : '';
 }
@@ -83,28 +93,18 @@ export function endNote(f: EventFilters, rows: number, pagination: { page: numbe
 
 export function EventsTab({ program, query }: { program: DashboardProgram; query: URLSearchParams }) {
   const f = filtersFromQuery(query);
-  const [draft, setDraft] = useState({ type: f.type as string, from: f.from, to: f.to, size: String(f.size) });
+  const [draft, setDraft] = useState({ type: f.type as string, from: f.from, to: f.to, size: String(f.size), bots: f.bots as string });
   const [invalid, setInvalid] = useState<string | null>(null);
   const qs = query.toString();
-  useEffect(() => setDraft({ type: f.type, from: f.from, to: f.to, size: String(f.size) }), [qs]);
+  useEffect(() => setDraft({ type: f.type, from: f.from, to: f.to, size: String(f.size), bots: f.bots }), [qs]);
 
   const listing = useLoad(
-    () => api.events(program.id, { page: f.page, pageSize: f.size, eventType: f.type || undefined, dateFrom: f.from || undefined, dateTo: f.to || undefined }),
+    () => api.events(program.id, { page: f.page, pageSize: f.size, eventType: f.type || undefined, dateFrom: f.from || undefined, dateTo: f.to || undefined, bots: f.bots || undefined }),
     [program.id, qs],
   );
-  const range = chartRange(f);
-  const chart = useLoad(
-    () =>
-      collectDaily(
-        async (q) => {
-          const r = await api.events(program.id, q);
-          return { timestamps: r.data.map((e) => e.timestamp), total: r.meta.pagination.total, pageCount: r.meta.pagination.pageCount };
-        },
-        range.from,
-        range.to,
-      ),
-    [program.id, range.from, range.to],
-  );
+  const [timeZone] = useState(browserTimeZone);
+  const today = todayIn(timeZone);
+  const range = chartRange(f, today);
 
   if (isForbidden(listing.error)) return <AccessMissing error={listing.error} what="this program's event listing" />;
 
@@ -114,7 +114,7 @@ export function EventsTab({ program, query }: { program: DashboardProgram; query
     const checked = checkDateRange(draft.from, draft.to);
     if (!checked.ok) return setInvalid(checked.message);
     setInvalid(null);
-    navigate(base + queryFromFilters({ type: draft.type as EventFilters['type'], from: draft.from, to: draft.to, page: 1, size: Number(draft.size) }));
+    navigate(base + queryFromFilters({ type: draft.type as EventFilters['type'], from: draft.from, to: draft.to, page: 1, size: Number(draft.size), bots: draft.bots as EventFilters['bots'] }));
   }
   const pagination = listing.data?.meta.pagination;
   const rows = listing.data?.data ?? [];
@@ -126,14 +126,8 @@ export function EventsTab({ program, query }: { program: DashboardProgram; query
 
   return (
     <>
-      <section class="panel" aria-labelledby="chart-title">
-        <h2 id="chart-title">Activity per day</h2>
-        {chart.loading && !chart.data ? <Loading what="the chart" /> : null}
-        {chart.error && !isForbidden(chart.error) ? <ErrorNotice error={chart.error} /> : null}
-        {chart.data ? <EventsChart data={chart.data} title={`Clicks, leads and sales per day (UTC), ${range.from} to ${range.to}`} /> : null}
-        {range.clipped ? <p class="muted">The chart shows the last {CHART_MAX_DAYS} days of the chosen dates.</p> : null}
-        {chart.data?.partial ? <p class="muted">Busy range: older days in the chart may be undercounted. Narrow the dates for exact counts.</p> : null}
-      </section>
+      <StatsPanel programId={program.id} initial={{ from: range.from, to: range.to, today }} timeZone={timeZone} />
+      {range.clipped ? <p class="muted">The stats start with the last {CHART_MAX_DAYS} days of the listing's dates; choose a longer range above.</p> : null}
 
       <section class="panel" aria-labelledby="events-title">
         <h2 id="events-title">Events</h2>
@@ -156,6 +150,16 @@ export function EventsTab({ program, query }: { program: DashboardProgram; query
           <div class="field">
             <label for="f-to">To</label>
             <input id="f-to" name="dateTo" type="date" value={draft.to} onInput={(e) => setDraft({ ...draft, to: e.currentTarget.value })} aria-invalid={Boolean(invalid)} />
+          </div>
+          <div class="field">
+            <label for="f-bots">Bots</label>
+            <select id="f-bots" name="bots" value={draft.bots} onChange={(e) => setDraft({ ...draft, bots: e.currentTarget.value })}>
+              {BOT_CHOICES.map((b) => (
+                <option value={b.value} key={b.value}>
+                  {b.label}
+                </option>
+              ))}
+            </select>
           </div>
           <div class="field">
             <label for="f-size">Per page</label>

@@ -312,6 +312,40 @@ describe('dashboard (owner)', () => {
     await page.getByText(ERRORS.eventsDateRange.message).waitFor();
   });
 
+  it('shows the stats from the rollups: presets, a breakdown with bars, bot clicks on request, a CSV of what is on screen', async () => {
+    // A link preview fetches the link: its click is recorded and flagged, and counted nowhere.
+    const preview = await call(origin, 'POST', '/api/v1/track/click', { affiliate_url: 'https://summer.test/?aff=lou10' }, { 'user-agent': 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)' });
+    expect(preview.status, preview.text).toBe(200);
+    await page.goto(`${origin}/programs/${programId}/events`);
+    // Keyboard: a preset is a button.
+    await page.getByRole('button', { name: 'Last 30 days' }).focus();
+    await page.keyboard.press('Enter');
+    const byPartner = page.getByRole('region', { name: 'Breakdown by partner' });
+    await byPartner.waitFor();
+    expect(await byPartner.locator('tbody tr').count()).toBe(1);
+    const totals = page.locator('.stat-totals');
+    expect(await totals.textContent()).not.toContain('Bot clicks');
+    await page.getByLabel('show bot clicks').check();
+    await expect.poll(() => totals.textContent()).toContain('Bot clicks1');
+
+    await page.getByLabel('Break down by').selectOption('country');
+    await page.getByRole('button', { name: 'Show' }).click();
+    const byCountry = page.getByRole('region', { name: 'Breakdown by country' });
+    await byCountry.waitFor();
+    expect(await byCountry.textContent()).toContain('(unknown)');
+    await shot(page, 'stats');
+    const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download the breakdown (CSV)' }).click()]);
+    const csv = readFileSync((await file.path())!, 'utf8').split('\r\n');
+    expect(csv[0]).toBe('country,label,clicks,unique_clicks,bot_clicks,leads,sales,revenue_minor,refunds,refunded_minor');
+    expect(csv[1]).toMatch(/^,\(unknown\),\d+,/);
+
+    // The listing shows the preview on request.
+    await page.getByLabel('Bots').selectOption('only');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(/bots=only/);
+    await expect.poll(() => page.getByRole('region', { name: 'Events table' }).locator('tbody .type').allTextContents()).toEqual(['Click']);
+  });
+
   it('shows the readiness checklist, the tracker snippet and the SDK lines', async () => {
     await page.getByRole('link', { name: 'Readiness' }).click();
     const list = page.locator('.checklist');

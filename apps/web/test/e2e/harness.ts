@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { DOMAIN_EVENT_VERSIONS, type DomainEventType, type EventActor } from '@reftrack/contract';
-import { CHROMIUM, CHROMIUM_ARGS, repoRoot, startReftrackServer, type ReftrackServer } from '../../../../scripts/e2e/reftrack-server.js';
+import { CHROMIUM, CHROMIUM_ARGS, E2E_BROWSER_USER_AGENT, repoRoot, startReftrackServer, type ReftrackServer } from '../../../../scripts/e2e/reftrack-server.js';
 
 export { repoRoot } from '../../../../scripts/e2e/reftrack-server.js';
 export const webIndex = join(repoRoot, 'apps/web/dist/index.html');
@@ -31,7 +31,9 @@ export function launchChromium(): Promise<Browser> {
 export async function call(origin: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(origin + path, {
     method,
-    headers: { 'content-type': 'application/json', ...headers },
+    // A person's browser unless a test says otherwise: fetch's own user agent is a bot's to the
+    // click's bot detection (docs/analytics.md), and a bot's click attributes nothing.
+    headers: { 'content-type': 'application/json', 'user-agent': E2E_BROWSER_USER_AGENT, ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();

@@ -7,7 +7,7 @@
  */
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
-import { APPLICATION_LIMITS, ERRORS, type PayoutDetailsView, type PortalLinkDaily, type PortalOverview } from '@reftrack/contract';
+import { APPLICATION_LIMITS, ERRORS, type PayoutDetailsView, type PortalLinkDaily, type PortalOverview, type StatsResponse } from '@reftrack/contract';
 
 const DAY = 86_400_000;
 import type { AppDeps } from '../../deps.js';
@@ -20,6 +20,8 @@ import { shareUrl } from '../../domain/links.js';
 import { payoutCsvLines } from '../../domain/payout-files.js';
 import { readPayoutDetails } from '../../domain/payout-details.js';
 import { readPayouts } from '../../domain/payouts.js';
+import { parseStatsQuery } from '../../domain/stats-query.js';
+import { statsReport } from '../../domain/stats.js';
 
 const count = (rows: Array<Record<string, unknown>>): Map<number, number> => new Map(rows.map((r) => [Number(r.link_id), Number(r.n)]));
 
@@ -99,7 +101,7 @@ export function portalLinkDaily(deps: AppDeps) {
       const rows = (await q.where(column, '>=', from).groupByRaw(`${column} / ${DAY}`).select(db.raw(`${column} / ${DAY} as day`)).count({ n: '*' })) as Array<Record<string, unknown>>;
       return new Map(rows.map((r) => [Number(r.day), Number(r.n)]));
     };
-    const clicks = await perDay(db('click_events').where({ link_id: linkId, is_test: false }), 'click_timestamp');
+    const clicks = await perDay(db('click_events').where({ link_id: linkId, is_test: false, is_bot: false }), 'click_timestamp');
     const leads = await perDay(db('lead_events as e').join('customers as c', 'c.id', 'e.customer_id').where({ 'c.link_id': linkId, 'e.is_test': false }), 'e.lead_timestamp');
     const sales = await perDay(db('sale_events as e').join('customers as c', 'c.id', 'e.customer_id').where({ 'c.link_id': linkId, 'e.is_test': false }), 'e.sale_date');
     const days = Array.from({ length: APPLICATION_LIMITS.dailyDays }, (_, i) => first + i);
@@ -111,5 +113,32 @@ export function portalLinkDaily(deps: AppDeps) {
       sales: days.map((d) => sales.get(d) ?? 0),
     };
     ctx.body = { success: true, data };
+  };
+}
+
+/**
+ * GET /api/portal/partners/:id/stats?program_id=… — the partner's own stats in one of their
+ * programs (docs/analytics.md): the partner filter is fixed to this partner, so a series of their
+ * clicks, leads and sales, and a breakdown by their links. Dimension breakdowns are rolled up per
+ * program only, so the portal does not offer them.
+ */
+export function portalStats(deps: AppDeps) {
+  return async function handleStats(ctx: Context): Promise<void> {
+    const partnerId = await ownPartner(deps.db, ctx);
+    const raw = ctx.query.program_id;
+    const programQuery = deps.db('partner_programs').where({ partner_id: partnerId });
+    if (raw !== undefined) {
+      const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+      if (!/^\d{1,9}$/.test(value)) fail(ERRORS.portalStatsProgramInvalid);
+      programQuery.where({ program_id: Number(value) });
+    }
+    const enrollment = await programQuery.orderBy('program_id').first('program_id');
+    if (!enrollment) fail(ERRORS.portalStatsProgramInvalid);
+    const { partner_id: _ignored, ...rest } = ctx.query;
+    void _ignored;
+    const groupBy = ctx.query.group_by;
+    if (groupBy !== undefined && groupBy !== 'link') fail(ERRORS.portalStatsGroupByInvalid);
+    const query = parseStatsQuery({ ...rest, partner_id: String(partnerId) }, deps.now());
+    ctx.body = { success: true, data: await statsReport(deps.db, Number(enrollment.program_id), query) } satisfies StatsResponse;
   };
 }

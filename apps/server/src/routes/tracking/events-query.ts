@@ -8,6 +8,11 @@ export interface EventsQuery {
   types: EventType[];
   from?: number;
   to?: number;
+  /**
+   * Ours (additive): which clicks of known bots to list. `include` (the default) lists every
+   * recorded click, as 4.6 does; `exclude` hides them; `only` shows just them (docs/analytics.md).
+   */
+  bots: 'include' | 'exclude' | 'only';
 }
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
@@ -54,5 +59,7 @@ export function parseEventsQuery(query: Record<string, string | string[] | undef
   const to = rawTo ? parseBound(rawTo, true) : undefined;
   if (rawTo && to === undefined) fail(ERRORS.eventsDateToInvalid);
   if (from !== undefined && to !== undefined && from > to) fail(ERRORS.eventsDateRange);
-  return { page, pageSize, types, from, to };
+  const bots = single(query.bots) || 'include';
+  if (bots !== 'include' && bots !== 'exclude' && bots !== 'only') fail(ERRORS.eventsBotsInvalid);
+  return { page, pageSize, types, from, to, bots };
 }

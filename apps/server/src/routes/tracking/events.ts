@@ -38,7 +38,9 @@ function bounded(q: Knex.QueryBuilder, column: string, query: EventsQuery): Knex
 }
 
 async function clicks(db: Knex, programId: number, query: EventsQuery, cap: number): Promise<Sortable[]> {
-  const rows: Row[] = await bounded(db('click_events as e').where({ 'e.program_id': programId, 'e.is_test': false }), 'e.click_timestamp', query)
+  const base = db('click_events as e').where({ 'e.program_id': programId, 'e.is_test': false });
+  if (query.bots !== 'include') base.where('e.is_bot', query.bots === 'only');
+  const rows: Row[] = await bounded(base, 'e.click_timestamp', query)
     .orderBy([{ column: 'e.click_timestamp', order: 'desc' }, { column: 'e.id', order: 'desc' }])
     .limit(cap)
     .leftJoin('customers as c', 'c.click_id', 'e.click_id')
@@ -137,7 +139,9 @@ const READERS: Record<EventType, typeof clicks> = { click: clicks, lead: leads, 
 
 export async function listEvents(db: Knex, programId: number, query: EventsQuery) {
   const cap = LIMITS.eventListingWindowMultiplier * query.pageSize;
-  const parts = await Promise.all(query.types.map((type) => READERS[type](db, programId, query, cap)));
+  // Only bots' clicks: leads and sales are people's, so none of them are listed.
+  const types = query.bots === 'only' ? query.types.filter((t) => t === 'click') : query.types;
+  const parts = await Promise.all(types.map((type) => READERS[type](db, programId, query, cap)));
   // Newest first; at the same instant a sale comes before its lead and a lead before its click.
   const merged = parts.flat().sort((a, b) => b.at - a.at || a.rank - b.rank || b.event.id - a.event.id);
   const total = merged.length;

@@ -1,0 +1,53 @@
+/**
+ * The rollups' time buckets (docs/analytics.md "Rollups"): UTC hours, UTC days and UTC calendar
+ * months, each named by its first hour since the epoch; and how a range of whole hours splits into
+ * the fewest of them.
+ */
+const HOUR_MS = 3_600_000;
+
+/** The `span` of a month's rows (a month is 672 to 744 hours; this only names the level). */
+export const MONTH_SPAN = 720;
+
+const monthOfDay = new Map<number, number>();
+
+/** The first hour of the UTC month holding the UTC day that starts at `dayHour`. Cached per day. */
+export function monthBucketOfDay(dayHour: number): number {
+  let month = monthOfDay.get(dayHour);
+  if (month === undefined) {
+    const d = new Date(dayHour * HOUR_MS);
+    month = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / HOUR_MS;
+    if (monthOfDay.size > 10_000) monthOfDay.clear();
+    monthOfDay.set(dayHour, month);
+  }
+  return month;
+}
+
+/** The first hour of the UTC month after the one starting at `monthHour`. */
+function nextMonth(monthHour: number): number {
+  const d = new Date(monthHour * HOUR_MS);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / HOUR_MS;
+}
+
+/** Parts of a range: rows of `span` with buckets in [from, to). */
+export type RangePart = [span: number, from: number, to: number];
+
+/**
+ * [fromHour, toHour) as whole UTC months (unless `months` is false), whole UTC days at their edges
+ * and hours at theirs: a year reads 12 rows per key instead of 365 or 8,760, and the sum is exact.
+ */
+export function rangeParts(fromHour: number, toHour: number, months = true): RangePart[] {
+  const parts: RangePart[] = [];
+  const firstDay = Math.ceil(fromHour / 24) * 24;
+  const endDay = Math.floor(toHour / 24) * 24;
+  if (firstDay >= endDay) return [[1, fromHour, toHour]];
+  parts.push([1, fromHour, firstDay], [1, endDay, toHour]);
+  let firstMonth = monthBucketOfDay(firstDay);
+  if (firstMonth < firstDay) firstMonth = nextMonth(firstMonth);
+  const endMonth = monthBucketOfDay(endDay);
+  if (months && firstMonth < endMonth) {
+    parts.push([24, firstDay, firstMonth], [24, endMonth, endDay], [MONTH_SPAN, firstMonth, endMonth]);
+  } else {
+    parts.push([24, firstDay, endDay]);
+  }
+  return parts.filter(([, from, to]) => to > from);
+}

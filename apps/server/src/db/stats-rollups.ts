@@ -1,0 +1,148 @@
+/**
+ * The rollups the stats API reads (stats_rollups, docs/analytics.md "Rollups"). Every counted click,
+ * lead, sale and refund adds to rows at these levels, each per UTC hour (span 1), per UTC day
+ * (span 24) and per UTC calendar month (MONTH_SPAN):
+ *
+ * - the link: (partner, link), dimension '' — series and breakdowns per partner and per link;
+ * - the program: (0, 0), dimension '' — the program's series without a filter;
+ * - each dimension of the click: (0, 0, dimension, value) — breakdowns and filters by country,
+ *   device, browser, referrer domain and UTM parameter.
+ *
+ * Click and lead counters sit on rows of currency ''; a sale's and a refund's on rows of their
+ * currency. Increments are summed per key before they are written, and written in key order, by
+ * everyone: the click batch (one upsert in its transaction) and the lead, sale and refund units
+ * of work (one upsert, last in theirs), so no two writers lock rollup rows in opposite orders.
+ */
+import type { Knex } from 'knex';
+import { STATS_DIMENSIONS } from '@reftrack/contract';
+import { clickDimensions } from '../domain/click-dimensions.js';
+import { MONTH_SPAN, monthBucketOfDay } from './stats-buckets.js';
+
+export const HOUR_MS = 3_600_000;
+/** An hour, a UTC day, a UTC calendar month (its `bucket`: the month's first hour). */
+export const SPANS = [1, 24, MONTH_SPAN] as const;
+
+export const ROLLUP_COUNTERS = ['clicks', 'unique_clicks', 'bot_clicks', 'leads', 'sales', 'revenue_cents', 'refunds', 'refunded_cents'] as const;
+export type RollupCounter = (typeof ROLLUP_COUNTERS)[number];
+export type Counters = Partial<Record<RollupCounter, number>>;
+
+/** The key's columns in the order rows are sorted (and locked) by; the primary key's order. */
+const KEY_ORDER = ['program_id', 'span', 'dim', 'partner_id', 'link_id', 'value', 'bucket', 'currency'] as const;
+
+export interface RollupRow {
+  program_id: number;
+  span: number;
+  bucket: number;
+  partner_id: number;
+  link_id: number;
+  dim: string;
+  value: string;
+  currency: string;
+  counters: Record<RollupCounter, number>;
+}
+
+/** What one event adds: where it is counted and how much. */
+export interface RollupEvent {
+  programId: number;
+  partnerId: number | null;
+  linkId: number | null;
+  /** The click's dimension values (STATS_DIMENSIONS order), or null to count it on the link and program rows only. */
+  dims: string[] | null;
+  currency: string;
+  at: number;
+  counters: Counters;
+}
+
+const zero = (): Record<RollupCounter, number> => ({ clicks: 0, unique_clicks: 0, bot_clicks: 0, leads: 0, sales: 0, revenue_cents: 0, refunds: 0, refunded_cents: 0 });
+
+/** Increments summed per rollup key, in memory (one batch, one unit of work). */
+export class RollupSet {
+  private readonly rows = new Map<string, RollupRow>();
+
+  add(event: RollupEvent): void {
+    for (const span of SPANS) {
+      const hour = Math.floor(event.at / HOUR_MS);
+      const bucket = span === 1 ? hour : span === 24 ? hour - (hour % 24) : monthBucketOfDay(hour - (hour % 24));
+      if (event.partnerId !== null && event.linkId !== null) this.bump(event, span, bucket, event.partnerId, event.linkId, '', '');
+      this.bump(event, span, bucket, 0, 0, '', '');
+      if (event.dims) for (let i = 0; i < STATS_DIMENSIONS.length; i++) this.bump(event, span, bucket, 0, 0, STATS_DIMENSIONS[i], event.dims[i] ?? '');
+    }
+  }
+
+  private bump(event: RollupEvent, span: number, bucket: number, partnerId: number, linkId: number, dim: string, value: string): void {
+    const key = `${event.programId}\u0000${span}\u0000${bucket}\u0000${partnerId}\u0000${linkId}\u0000${dim}\u0000${value}\u0000${event.currency}`;
+    let row = this.rows.get(key);
+    if (!row) {
+      row = { program_id: event.programId, span, bucket, partner_id: partnerId, link_id: linkId, dim, value, currency: event.currency, counters: zero() };
+      this.rows.set(key, row);
+    }
+    for (const name in event.counters) row.counters[name as RollupCounter] += event.counters[name as RollupCounter] ?? 0;
+  }
+
+  get size(): number {
+    return this.rows.size;
+  }
+
+  /** The rows in key order. */
+  sorted(): RollupRow[] {
+    return [...this.rows.values()].sort(compareKeys);
+  }
+}
+
+function compareKeys(a: RollupRow, b: RollupRow): number {
+  for (const column of KEY_ORDER) {
+    const x = a[column];
+    const y = b[column];
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** Rows per statement at most: SQLite limits the values one statement binds (16 per row here). */
+const UPSERT_ROWS = 1000;
+
+/**
+ * Adds the set's increments to stats_rollups in the caller's transaction: one statement (a lead,
+ * sale or refund adds at most 2 × 9 rows), more only for a rebuild's large sets.
+ */
+export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet): Promise<void> {
+  if (set.size === 0) return;
+  const rows = set.sorted().map(({ counters, ...key }) => ({ ...key, ...counters }));
+  const merge = Object.fromEntries(ROLLUP_COUNTERS.map((c) => [c, trx.raw(`stats_rollups.${c} + excluded.${c}`)]));
+  for (let i = 0; i < rows.length; i += UPSERT_ROWS) await trx('stats_rollups').insert(rows.slice(i, i + UPSERT_ROWS)).onConflict([...KEY_ORDER]).merge(merge);
+}
+
+const UNKNOWN_CLICK = { page_url: null, referrer_url: null, geo_country: null, device_type: null, browser_name: null };
+
+/** The attributed click of a customer: its first click event (first-click attribution, 3.1). */
+export async function attributedClick(trx: Knex | Knex.Transaction, clickId: string | null, programId: number) {
+  if (!clickId) return undefined;
+  const row = await trx('click_events')
+    .where({ click_id: clickId, program_id: programId })
+    .orderBy('id')
+    .first('link_id', 'partner_id', 'page_url', 'referrer_url', 'geo_country', 'device_type', 'browser_name');
+  return row as { link_id: number | null; partner_id: number | null; page_url: string | null; referrer_url: string | null; geo_country: string | null; device_type: string | null; browser_name: string | null } | undefined;
+}
+
+/**
+ * A lead, sale or refund counted in the rollups under the link and dimensions of the customer's
+ * attributed click (at its own time), in the caller's transaction. Call it last in the unit of work.
+ */
+export async function countConversion(
+  trx: Knex.Transaction,
+  conversion: { programId: number; partnerId: number | null; clickId: string | null; at: number; currency: string; counters: Counters },
+): Promise<void> {
+  const click = await attributedClick(trx, conversion.clickId, conversion.programId);
+  const set = new RollupSet();
+  set.add({
+    programId: conversion.programId,
+    partnerId: conversion.partnerId,
+    linkId: click?.link_id == null ? null : Number(click.link_id),
+    // Without a click (should not happen for an attributed customer) it counts as unknown everywhere.
+    dims: clickDimensions(click ?? UNKNOWN_CLICK),
+    currency: conversion.currency,
+    at: conversion.at,
+    counters: conversion.counters,
+  });
+  await upsertRollups(trx, set);
+}
