@@ -59,6 +59,20 @@ describe(`[${dbKind}] bots, crawlers and link previews`, () => {
     expect(await s.db('customers').where({ click_id: sdk.body.click_id }).first('id')).toBeDefined();
   });
 
+  it('HTTP libraries, command-line clients and headless browsers are integrations, not bots: their click attributes the lead', async () => {
+    at('2025-11-20T11:40:00Z');
+    const agents = ['node', 'undici', 'curl/8.5.0', 'python-requests/2.31.0', 'Go-http-client/1.1', 'okhttp/4.12.0', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36'];
+    for (const [i, agent] of agents.entries()) {
+      const res = await s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=sam10' }, { 'user-agent': agent });
+      expect(Boolean((await s.db('click_events').where({ click_id: res.body.click_id }).first('is_bot')).is_bot), agent).toBe(false);
+      const lead = await s.post('/api/v1/track/lead', { click_id: res.body.click_id, customer_key: `integration-${dbKind}-${i}` }, bearer(KEY1));
+      expect(lead.status, agent).toBe(200);
+    }
+    // A crawler that names an HTTP library in its comment is still a crawler.
+    const linkedIn = await s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=sam10' }, { 'user-agent': 'LinkedInBot/1.0 (compatible; Mozilla/5.0; Apache-HttpClient +http://www.linkedin.com)' });
+    expect(Boolean((await s.db('click_events').where({ click_id: linkedIn.body.click_id }).first('is_bot')).is_bot)).toBe(true);
+  });
+
   it('a bot click attributes nothing: a lead naming its click id finds no customer', async () => {
     at('2026-03-02T12:00:00Z');
     const res = await s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=pat20' }, { 'user-agent': SLACK });

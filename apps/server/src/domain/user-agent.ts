@@ -4,14 +4,30 @@
  * docs/analytics.md "Bots").
  */
 import { UAParser } from 'ua-parser-js';
-import { isbot } from 'isbot';
+import { isbotMatches } from 'isbot';
 import { BRAND } from '@reftrack/contract';
 
 /**
- * The server SDK's own user agent (packages/sdk): it reaches a click only when the integration did
- * not forward its visitor's, so it says nothing about the visitor — not a bot, like no user agent.
+ * What isbot lists but Reftrack does not call a bot (docs/analytics.md, "Bots"): HTTP libraries,
+ * command-line clients, API tools and the server SDK (named by the user agent's first product
+ * token), and headless browsers. They reach the click route when an integration calls it from its
+ * own server or test suite without forwarding the visitor's user agent: they say nothing about the
+ * visitor, like a click without a user agent, and a client that records a click this way must still
+ * see its lead and sale attributed (spec 3.1, 4.1). Crawlers, search engines and link-preview
+ * fetchers (Googlebot, bingbot, facebookexternalhit, Slackbot, Twitterbot, LinkedInBot, …) stay bots.
  */
-const SDK_AGENT = `${BRAND.token}-sdk-`;
+const INTEGRATION_CLIENT = new RegExp(
+  `^(?:node|undici|axios|got|curl|wget|httpie|python|aiohttp|httpx|go-http-client|okhttp|java|apache-httpclient|jakarta|postman|insomnia|ruby|faraday|guzzle|php|libwww-perl|dart|rest-client|${BRAND.token}-)`,
+  'i',
+);
+const HEADLESS_BROWSER = /^(?:headless|phantomjs)/i;
+
+/** A known bot: isbot says so, and the agent is neither an integration's client nor only a headless browser. */
+function isBotAgent(ua: string): boolean {
+  if (INTEGRATION_CLIENT.test(ua.trimStart())) return false;
+  const matches = isbotMatches(ua);
+  return matches.length > 0 && !matches.every((m) => HEADLESS_BROWSER.test(m));
+}
 
 export interface DeviceInfo {
   device_type: string | null;
@@ -39,7 +55,7 @@ export function parseUserAgent(ua: string | undefined): DeviceInfo {
     device_os: result.os.name ?? null,
     browser_name: result.browser.name ?? null,
     // Checked once per distinct string, like the parse: the cache makes both free on a repeat.
-    is_bot: isbot(key) && !key.startsWith(SDK_AGENT),
+    is_bot: isBotAgent(key),
   };
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
   cache.set(key, info);
