@@ -24,7 +24,11 @@ const SLACK = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
 const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0';
 
-const stats = (query: string, headers = owner) => s.get(`/api/dashboard/programs/1/stats?${query}`, headers);
+// Leads, sales and refunds reach the rollups through the outbox (jobs/stats-conversions.ts): drained first.
+const stats = async (query: string, headers = owner) => {
+  await s.running.deps.outbox.drain();
+  return s.get(`/api/dashboard/programs/1/stats?${query}`, headers);
+};
 const at = (iso: string) => {
   s.clock.at = Date.parse(iso);
 };
@@ -305,6 +309,7 @@ describe(`[${dbKind}] rollups and the stats API`, () => {
     const reader = await createAgentKey(s.db, 1, ['programs:read'], 'stats');
     const other = await createAgentKey(s.db, 1, ['commissions:read'], 'books');
     const query = 'from=2026-03-10&to=2026-03-10&group_by=partner';
+    await s.running.deps.outbox.drain();
     const res = await s.get(`/api/agent/v1/programs/1/stats?${query}`, bearer(reader));
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual((await stats(query)).body);

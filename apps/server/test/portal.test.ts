@@ -240,6 +240,7 @@ describe('The portal', () => {
 
   it("stats: the partner's own clicks, leads and sales in one of their programs, by link; never another partner's", async () => {
     await click(s, 'sam10');
+    await s.running.deps.outbox.drain(); // leads and sales reach the rollups through the outbox
     const res = await s.get('/api/portal/partners/1/stats?program_id=1&group_by=link', pat);
     expect(res.status, res.text).toBe(200);
     const d = res.body.data;

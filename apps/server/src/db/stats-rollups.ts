@@ -114,35 +114,58 @@ export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet
 
 const UNKNOWN_CLICK = { page_url: null, referrer_url: null, geo_country: null, device_type: null, browser_name: null };
 
-/** The attributed click of a customer: its first click event (first-click attribution, 3.1). */
-export async function attributedClick(trx: Knex | Knex.Transaction, clickId: string | null, programId: number) {
-  if (!clickId) return undefined;
-  const row = await trx('click_events')
-    .where({ click_id: clickId, program_id: programId })
-    .orderBy('id')
-    .first('link_id', 'partner_id', 'page_url', 'referrer_url', 'geo_country', 'device_type', 'browser_name');
-  return row as { link_id: number | null; partner_id: number | null; page_url: string | null; referrer_url: string | null; geo_country: string | null; device_type: string | null; browser_name: string | null } | undefined;
+type AttributedClick = { link_id: number | null; page_url: string | null; referrer_url: string | null; geo_country: string | null; device_type: string | null; browser_name: string | null };
+
+/** A lead, sale or refund to count: where (its customer's click) and how much. */
+export interface Conversion {
+  programId: number;
+  partnerId: number | null;
+  clickId: string | null;
+  at: number;
+  currency: string;
+  counters: Counters;
 }
 
 /**
- * A lead, sale or refund counted in the rollups under the link and dimensions of the customer's
- * attributed click (at its own time), in the caller's transaction. Call it last in the unit of work.
+ * The attributed click of each customer — its first click event (first-click attribution, 3.1) —
+ * for a batch of (program, click id) pairs, in one query.
  */
-export async function countConversion(
-  trx: Knex.Transaction,
-  conversion: { programId: number; partnerId: number | null; clickId: string | null; at: number; currency: string; counters: Counters },
-): Promise<void> {
-  const click = await attributedClick(trx, conversion.clickId, conversion.programId);
+async function attributedClicks(trx: Knex | Knex.Transaction, conversions: readonly Conversion[]): Promise<Map<string, AttributedClick>> {
+  const ids = [...new Set(conversions.map((c) => c.clickId).filter((id): id is string => id !== null))];
+  const found = new Map<string, AttributedClick>();
+  if (ids.length === 0) return found;
+  const rows = await trx('click_events')
+    .whereIn('click_id', ids)
+    .orderBy('id')
+    .select('program_id', 'click_id', 'link_id', 'page_url', 'referrer_url', 'geo_country', 'device_type', 'browser_name');
+  for (const row of rows) {
+    const key = `${row.program_id}\u0000${row.click_id}`;
+    if (!found.has(key)) found.set(key, row as AttributedClick);
+  }
+  return found;
+}
+
+/**
+ * Leads, sales and refunds counted in the rollups under the link and dimensions of each customer's
+ * attributed click (at the conversion's own time), in the caller's transaction: one read of the
+ * clicks and one upsert for the whole batch (jobs/stats-conversions.ts, the outbox consumer).
+ */
+export async function countConversions(trx: Knex | Knex.Transaction, conversions: readonly Conversion[]): Promise<void> {
+  if (conversions.length === 0) return;
+  const clicks = await attributedClicks(trx, conversions);
   const set = new RollupSet();
-  set.add({
-    programId: conversion.programId,
-    partnerId: conversion.partnerId,
-    linkId: click?.link_id == null ? null : Number(click.link_id),
-    // Without a click (should not happen for an attributed customer) it counts as unknown everywhere.
-    dims: clickDimensions(click ?? UNKNOWN_CLICK),
-    currency: conversion.currency,
-    at: conversion.at,
-    counters: conversion.counters,
-  });
+  for (const c of conversions) {
+    const click = c.clickId === null ? undefined : clicks.get(`${c.programId}\u0000${c.clickId}`);
+    set.add({
+      programId: c.programId,
+      partnerId: c.partnerId,
+      linkId: click?.link_id == null ? null : Number(click.link_id),
+      // Without a click (should not happen for an attributed customer) it counts as unknown everywhere.
+      dims: clickDimensions(click ?? UNKNOWN_CLICK),
+      currency: c.currency,
+      at: c.at,
+      counters: c.counters,
+    });
+  }
   await upsertRollups(trx, set);
 }

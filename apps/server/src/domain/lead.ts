@@ -12,7 +12,6 @@ import { appendEvents } from '../db/outbox.js';
 import { findCustomer, type CustomerRecord } from '../db/customers.js';
 import type { Atomic } from '../db/atomic.js';
 import { leadObject } from './event-objects.js';
-import { countConversion } from '../db/stats-rollups.js';
 
 export interface LeadInput {
   clickId?: string;
@@ -119,8 +118,6 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
     if (customer.partnerId !== null) await trx('partner_programs').where({ partner_id: customer.partnerId, program_id: customer.programId }).increment('leads', 1);
     const lead = leadObject({ ...facts, id: leadId, customerKey, provisional: false, source, createdAt: leadAt, settledAt: now });
     await appendEvents(trx, [{ type: provisional ? 'lead.settled' : 'lead.created', programId: customer.programId, workspaceId: customer.workspaceId, data: { lead }, occurredAt: now }]);
-    // A settled lead counts in the stats when it settles (a provisional one is not counted, 3.1).
-    await countConversion(trx, { programId: customer.programId, partnerId: customer.partnerId, clickId: customer.clickId, at: now, currency: '', counters: { leads: 1 } });
   }
   return { success: true, data: { click_id: customer.clickId, customer_status: 'lead', lead_id: leadId } };
 }

@@ -9,8 +9,7 @@ import { ERRORS, type CommissionStatus, type Currency, type RefundReason, type R
 import { fail } from '../api-error.js';
 import { insertId } from '../db/insert-id.js';
 import { appendEvents, type NewEvent } from '../db/outbox.js';
-import { bool, isSqlite, isUniqueViolation } from '../db/knex.js';
-import { countConversion } from '../db/stats-rollups.js';
+import { isSqlite, isUniqueViolation } from '../db/knex.js';
 import { inSavepoint } from '../db/savepoint.js';
 import { commissionObject, refundObject, saleObject } from './event-objects.js';
 
@@ -83,9 +82,6 @@ export async function appendRefundEvents(trx: Knex.Transaction, refundId: number
     events.push({ type: 'commission.updated', programId, data: { commission, previous_status: previousStatus }, occurredAt: now });
   }
   await appendEvents(trx, events);
-  if (!bool(sale.is_test)) {
-    await countConversion(trx, { programId, partnerId: sale.partner_id == null ? null : Number(sale.partner_id), clickId: sale.click_id ?? null, at: now, currency: String(sale.currency), counters: { refunds: 1, refunded_cents: Number(refund.amount_cents) } });
-  }
 }
 
 export interface RefundRequest {

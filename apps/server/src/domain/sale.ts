@@ -16,7 +16,6 @@ import { withinAttributionWindow } from './attribution.js';
 import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from './commission.js';
 import { commissionObject, saleObject } from './event-objects.js';
 import type { SaleInput } from './sale-input.js';
-import { countConversion } from '../db/stats-rollups.js';
 
 const DAY_MS = 86_400_000;
 
@@ -121,7 +120,6 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   // 7.5: the sale is stored before this refusal, so a resend answers 409.
   if (customer.partnerId === null) {
     await appendEvents(trx, events);
-    if (!test) await countConversion(trx, { programId, partnerId: null, clickId: customer.clickId, at: input.occurredAt, currency: input.currency, counters: { sales: 1, revenue_cents: input.amountCents! } });
     return { kind: 'partner_required' };
   }
   await deps.faults.afterSaleInsert?.();
@@ -141,8 +139,6 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   if (customer.convertedAt === null) await trx('customers').where({ id: customer.id }).update({ converted_at: now });
   if (!test) await updatePartnerMetrics(trx, deps, customer.partnerId, programId, input.amountCents!);
   await appendEvents(trx, events);
-  // Last in the unit of work, like the click batch's rollups (stats-rollups.ts: lock order).
-  if (!test) await countConversion(trx, { programId, partnerId: customer.partnerId, clickId: customer.clickId, at: input.occurredAt, currency: input.currency, counters: { sales: 1, revenue_cents: input.amountCents! } });
   return {
     kind: 'recorded',
     response: { success: true, data: { attributed: true, sale_id: saleId, transaction_id: transactionId, commission_id: commissionId, commission_amount_cents: amount, currency: input.currency, commission_reason: reason } },

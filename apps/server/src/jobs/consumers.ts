@@ -3,5 +3,6 @@ import type { OutboxConsumer } from './outbox-runner.js';
 import { auditLogConsumer } from './audit-log.js';
 import { webhookDeliveryConsumer } from './webhook-deliveries.js';
 import { mailConsumer } from './mail.js';
+import { statsConversionsConsumer } from './stats-conversions.js';
 
-export const OUTBOX_CONSUMERS: readonly OutboxConsumer[] = [auditLogConsumer, webhookDeliveryConsumer, mailConsumer];
+export const OUTBOX_CONSUMERS: readonly OutboxConsumer[] = [auditLogConsumer, webhookDeliveryConsumer, mailConsumer, statsConversionsConsumer];

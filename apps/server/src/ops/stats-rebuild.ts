@@ -7,7 +7,8 @@
  * could be missed or counted twice.
  */
 import type { Knex } from 'knex';
-import { bool } from '../db/knex.js';
+import { bool, isSqlite } from '../db/knex.js';
+import { STATS_CONVERSIONS_CONSUMER } from '../jobs/stats-conversions.js';
 import { RollupSet, upsertRollups, type Counters } from '../db/stats-rollups.js';
 import { clickDimensions, type ClickFacts } from '../domain/click-dimensions.js';
 import { UniqueClickWindow } from '../domain/unique-clicks.js';
@@ -98,10 +99,27 @@ async function rebuildConversions(db: Knex, kind: 'leads' | 'sales' | 'refunds',
   }
 }
 
+/**
+ * Moves the conversions consumer's cursor (jobs/stats-conversions.ts) to the outbox's end: every
+ * lead, sale and refund committed so far is counted by this rebuild from the raw tables, and must
+ * not be counted again from its event.
+ */
+async function skipCountedEvents(trx: Knex.Transaction): Promise<void> {
+  const pg = !isSqlite(trx);
+  const tail = await trx('outbox_events')
+    .orderBy(pg ? [{ column: 'txid', order: 'desc' }, { column: 'id', order: 'desc' }] : [{ column: 'id', order: 'desc' }])
+    .first(pg ? ['txid', 'id'] : ['id']);
+  await trx('outbox_cursors')
+    .insert({ consumer: STATS_CONVERSIONS_CONSUMER, last_txid: tail?.txid ?? 0, last_id: tail?.id ?? 0, updated_at: Date.now() })
+    .onConflict('consumer')
+    .merge();
+}
+
 /** Deletes every rollup row and adds every real event back, in one transaction. */
 export async function rebuildStats(db: Knex, uniqueWindowMs: number): Promise<RebuildReport> {
   const report: RebuildReport = { clicks: 0, bots: 0, bot_flags_changed: 0, leads: 0, sales: 0, refunds: 0 };
   await db.transaction(async (trx) => {
+    await skipCountedEvents(trx);
     await trx('stats_rollups').del();
     await rebuildClicks(trx, uniqueWindowMs, report);
     for (const kind of ['leads', 'sales', 'refunds'] as const) await rebuildConversions(trx, kind, report);
