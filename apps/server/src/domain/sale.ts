@@ -158,10 +158,12 @@ function comparable(email: string | null | undefined): string | null {
  * or the processor's customer e-mail of this payment, is the partner's own.
  */
 async function selfReferralReasons(trx: Knex.Transaction, customerId: number, partnerId: number, processorEmail: string | null): Promise<CommissionReviewReason[]> {
-  const partner = comparable((await trx('partners').where({ id: partnerId }).first('email'))?.email);
+  // One read for both addresses: this runs on every paid sale.
+  const row = await trx('partners as p').leftJoin('customers as c', 'c.id', trx.raw('?', [customerId])).where('p.id', partnerId).first('p.email as partner_email', 'c.email as customer_email');
+  const partner = comparable(row?.partner_email);
   if (!partner) return [];
   const reasons: CommissionReviewReason[] = [];
-  if (comparable((await trx('customers').where({ id: customerId }).first('email'))?.email) === partner) reasons.push('self_referral_email');
+  if (comparable(row?.customer_email) === partner) reasons.push('self_referral_email');
   if (comparable(processorEmail) === partner) reasons.push('self_referral_processor_email');
   return reasons;
 }
