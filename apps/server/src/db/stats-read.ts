@@ -103,15 +103,15 @@ export async function readSeries(db: Knex, programId: number, level: StatsLevel,
   const out: SumRow[] = [];
   for (const row of rows as Array<Record<string, unknown>>) {
     const fix = Number(row.fix);
-    const sums = toSums(row, 'k');
+    const summed = toSums(row, 'k');
     if (fix === 0) {
-      out.push(sums);
+      out.push(summed);
       continue;
     }
     const { r, first, end } = fixes[fix - 1];
-    const day = Number(sums.key);
-    if (day + r < end) out.push(scaled(sums, day + r, -1));
-    if (day + r - 24 >= first) out.push(scaled(sums, day + r - 24, 1));
+    const day = Number(summed.key);
+    if (day + r < end) out.push(scaled(summed, day + r, -1));
+    if (day + r - 24 >= first) out.push(scaled(summed, day + r - 24, 1));
   }
   return out;
 }
