@@ -269,6 +269,49 @@ describe(`[${dbKind}] rollups and the stats API`, () => {
     expect(days.every((d) => d.revenue.length === 0 || d.sales > 0)).toBe(true);
   });
 
+  it("a year of New York days (each day's row less its early hours plus the next day's; the breakdown's month less its first hours) equals the year's hours summed per local day", async () => {
+    // The year's edges (31 October in New York, 1 November), a daylight-saving change, a day's
+    // early hours in UTC (the hours the daily rows are corrected by), and a sale in those hours.
+    const edges = ['2025-11-01T03:30:00Z', '2025-11-01T04:30:00Z', '2025-11-02T05:30:00Z', '2026-01-15T04:59:00Z', '2026-01-15T05:00:00Z', '2026-07-04T03:00:00Z', '2026-11-01T03:30:00Z', '2026-11-01T04:30:00Z'];
+    for (const iso of edges) {
+      at(iso);
+      await s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=pat20', referrer_url: 'https://year.test/' });
+    }
+    at('2026-01-15T02:00:00Z');
+    const early = (await s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=sam10' })).body.click_id as string;
+    expect((await sale(s, { transaction_id: `an-ny-year-${dbKind}`, click_id: early, amount_cents: 1234, currency: 'EUR' })).status).toBe(200);
+    const year = 'from=2025-11-01&to=2026-10-31&tz=America/New_York';
+    const report = (await stats(`${year}&interval=day`)).body.data;
+    const days = report.series as Array<{ start: string; clicks: number; sales: number; revenue: Array<{ currency: string; amount_cents: number }> }>;
+    expect(days).toHaveLength(365);
+    // The hours, 28 local days a request (an hourly series covers at most 31 days).
+    const perDay = new Map<string, [number, number, number]>();
+    for (let d = Date.UTC(2025, 10, 1); d <= Date.UTC(2026, 9, 31); d += 28 * 86_400_000) {
+      const from = new Date(d).toISOString().slice(0, 10);
+      const to = new Date(Math.min(d + 27 * 86_400_000, Date.UTC(2026, 9, 31))).toISOString().slice(0, 10);
+      const res = await stats(`from=${from}&to=${to}&tz=America/New_York&interval=hour`);
+      expect(res.status, res.text).toBe(200);
+      for (const h of res.body.data.series as Array<{ start: string; clicks: number; sales: number; revenue: Array<{ amount_cents: number }> }>) {
+        const [c, n, r] = perDay.get(h.start.slice(0, 10)) ?? [0, 0, 0];
+        perDay.set(h.start.slice(0, 10), [c + h.clicks, n + h.sales, r + h.revenue.reduce((a, x) => a + x.amount_cents, 0)]);
+      }
+    }
+    expect(days.map((d) => [d.start.slice(0, 10), d.clicks, d.sales, d.revenue.reduce((a, x) => a + x.amount_cents, 0)])).toEqual([...perDay].map(([day, v]) => [day, ...v]));
+    expect(days[0].start).toBe('2025-11-01T00:00:00-04:00');
+    expect(days.find((d) => d.start.startsWith('2026-01-14'))?.revenue).toEqual([{ currency: 'EUR', amount_cents: 1234 }]);
+    for (const group of ['partner', 'link', 'referrer']) {
+      const res = await stats(`${year}&group_by=${group}`);
+      expect(res.status, res.text).toBe(200);
+      const { totals, breakdown } = res.body.data;
+      const sum = (name: string) => breakdown.rows.reduce((n: number, r: Record<string, number>) => n + r[name], 0);
+      for (const name of ['clicks', 'unique_clicks', 'leads', 'sales', 'refunds']) expect(sum(name), `${group} ${name}`).toBe(totals[name]);
+      // A value seen only in the hours taken off the month is no row of the breakdown.
+      for (const row of breakdown.rows) expect(row.clicks + row.bot_clicks + row.leads + row.sales + row.refunds, `${group} ${row.key}`).toBeGreaterThan(0);
+    }
+    const referrers = (await stats(`${year}&group_by=referrer`)).body.data.breakdown.rows as Array<{ key: string; clicks: number }>;
+    expect(referrers.find((r) => r.key === 'year.test')?.clicks).toBe(6);
+  });
+
   it('a half-hour zone rounds its day boundaries down to the UTC hour (documented)', async () => {
     at('2026-05-10T18:45:00Z'); // 00:15 on 11 May in Kolkata (UTC+05:30)
     await click(s, 'sam10');

@@ -51,3 +51,40 @@ export function rangeParts(fromHour: number, toHour: number, months = true): Ran
   }
   return parts.filter(([, from, to]) => to > from);
 }
+
+/** Parts of a range with a sign: +1 rows added, -1 rows taken off (a month less its first hours). */
+export type SignedPart = [span: number, from: number, to: number, sign: 1 | -1];
+
+/** About how many rows per key the parts read. */
+function cost(parts: RangePart[]): number {
+  return parts.reduce((n, [span, from, to]) => n + (span === MONTH_SPAN ? 1 : (to - from) / span), 0);
+}
+
+/**
+ * [fromHour, toHour) as rangeParts, or — where fewer rows are read that way — with a ragged edge
+ * taken as its whole UTC month less the hours and days outside the range. A year of New York days
+ * starts 5 hours into a UTC month: its month row less 5 hourly rows, instead of 29 daily and 19
+ * hourly rows. Exact either way (a month's row is the sum of its hours).
+ */
+export function signedRangeParts(fromHour: number, toHour: number): SignedPart[] {
+  const plain = rangeParts(fromHour, toHour);
+  let best: SignedPart[] = plain.map(([span, from, to]) => [span, from, to, 1]);
+  let bestCost = cost(plain);
+  const monthStart = monthBucketOfDay(Math.floor(fromHour / 24) * 24);
+  const lastMonth = monthBucketOfDay(Math.floor((toHour - 1) / 24) * 24);
+  const monthEnd = lastMonth === toHour ? toHour : nextMonth(lastMonth);
+  for (const lo of [fromHour, monthStart]) {
+    for (const hi of [toHour, monthEnd]) {
+      if (lo === fromHour && hi === toHour) continue;
+      const outer = rangeParts(lo, hi);
+      const before = lo < fromHour ? rangeParts(lo, fromHour) : [];
+      const after = hi > toHour ? rangeParts(toHour, hi) : [];
+      const c = cost(outer) + cost(before) + cost(after);
+      if (c < bestCost) {
+        bestCost = c;
+        best = [...outer.map(([span, from, to]): SignedPart => [span, from, to, 1]), ...[...before, ...after].map(([span, from, to]): SignedPart => [span, from, to, -1])];
+      }
+    }
+  }
+  return best;
+}

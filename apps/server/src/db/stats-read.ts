@@ -6,7 +6,7 @@
 import type { Knex } from 'knex';
 import type { StatsDimension } from '@reftrack/contract';
 import { ROLLUP_COUNTERS, type RollupCounter } from './stats-rollups.js';
-import { rangeParts } from './stats-buckets.js';
+import { rangeParts, signedRangeParts } from './stats-buckets.js';
 
 /** Which rollup rows a query reads: the program's, a partner's or a link's, or one dimension's. */
 export type StatsLevel =
@@ -34,8 +34,8 @@ function whereLevel(q: Knex.QueryBuilder, programId: number, level: StatsLevel):
   return q;
 }
 
-/** The counters summed, or their sums negated (`sign` -1: hours taken off a daily row). */
-const sums = (db: Knex, sign: 1 | -1 = 1) => ROLLUP_COUNTERS.map((c) => db.raw(`${sign === 1 ? '' : '-'}sum(${c}) as ${c}`));
+/** The counters summed. */
+const sums = (db: Knex) => ROLLUP_COUNTERS.map((c) => db.raw(`sum(${c}) as ${c}`));
 
 function toSums(row: Record<string, unknown>, key: string): SumRow {
   const out = { key: row[key] as string | number, currency: String(row.currency) } as SumRow;
@@ -62,53 +62,87 @@ export interface SeriesSegment {
  * about 365 rows per currency (three times that where local days are shifted).
  */
 export async function readSeries(db: Knex, programId: number, level: StatsLevel, segments: SeriesSegment[], months: boolean): Promise<SumRow[]> {
+  // The early-hour corrections of shifted segments: `fix` n on a row names fixes[n - 1].
+  const fixes: Array<{ r: number; first: number; end: number }> = [];
   const selects = segments.flatMap(({ from, to, shift }) => {
     if (shift === 0) {
       return rangeParts(from, to, months).map(([span, lo, hi]) =>
-        whereLevel(db('stats_rollups'), programId, level).where('span', span).where('bucket', '>=', lo).where('bucket', '<', hi).groupBy('currency', 'bucket').select('bucket as k', 'currency', ...sums(db)),
+        whereLevel(db('stats_rollups'), programId, level).where('span', span).where('bucket', '>=', lo).where('bucket', '<', hi).groupBy('currency', 'bucket').select('bucket as k', 'currency', db.raw('0 as fix'), ...sums(db)),
       );
     }
     // Integers computed here, never input: written into the statement so the select and the
     // group by name the same expression.
-    const hourly = (lo: number, hi: number, key: string, sign: 1 | -1, early?: number) => {
+    const hourly = (lo: number, hi: number, key: string, fix = 0, early?: number) => {
       const q = whereLevel(db('stats_rollups'), programId, level).where('span', 1).where('bucket', '>=', lo).where('bucket', '<', hi);
       if (early !== undefined) q.whereRaw(`bucket % 24 < ${early}`);
-      return q.groupBy('currency', db.raw(key)).select(db.raw(`${key} as k`), 'currency', ...sums(db, sign));
+      return q.groupBy('currency', db.raw(key)).select(db.raw(`${key} as k`), 'currency', db.raw(`${fix} as fix`), ...sums(db));
     };
-    if (shift === null) return [hourly(from, to, 'bucket', 1)];
+    if (shift === null) return [hourly(from, to, 'bucket')];
     // Local days start at this hour of the UTC day. A whole local day is its UTC day's daily row,
     // less that day's hours before `r`, plus the next day's: a fifth of the hours for New York,
-    // instead of all of them. The range's ragged ends are summed from hours.
+    // instead of all of them, read once per UTC day (below). The range's ragged ends are summed
+    // from hours.
     const r = (24 - Math.trunc(shift)) % 24;
     const first = Math.ceil((from - r) / 24) * 24 + r;
     const end = Math.floor((to - r) / 24) * 24 + r;
     const byDay = `(bucket + ${Math.trunc(shift)}) / 24 * 24 - ${Math.trunc(shift)}`;
-    if (first >= end) return [hourly(from, to, byDay, 1)];
-    const ownDay = `bucket - bucket % 24 + ${r}`;
+    if (first >= end) return [hourly(from, to, byDay)];
+    fixes.push({ r, first, end });
     return [
-      ...(first > from ? [hourly(from, first, byDay, 1)] : []),
-      ...(to > end ? [hourly(end, to, byDay, 1)] : []),
-      whereLevel(db('stats_rollups'), programId, level).where('span', 24).where('bucket', '>=', first - r).where('bucket', '<', end - r).groupBy('currency', 'bucket').select(db.raw(`bucket + ${r} as k`), 'currency', ...sums(db)),
-      hourly(first - r, end - r, ownDay, -1, r),
-      hourly(first - r + 24, end - r + 24, `${ownDay} - 24`, 1, r),
+      ...(first > from ? [hourly(from, first, byDay)] : []),
+      ...(to > end ? [hourly(end, to, byDay)] : []),
+      whereLevel(db('stats_rollups'), programId, level).where('span', 24).where('bucket', '>=', first - r).where('bucket', '<', end - r).groupBy('currency', 'bucket').select(db.raw(`bucket + ${r} as k`), 'currency', db.raw('0 as fix'), ...sums(db)),
+      // Each UTC day's first r hours, summed per UTC day, read once: taken off the local day
+      // starting that day and added to the one before (below) — one pass over the hours, not two.
+      hourly(first - r, end - r + 24, 'bucket - bucket % 24', fixes.length, r),
     ];
   });
   // Each grouped select as a subquery: knex would put a first select's GROUP BY after the UNION.
   const [first, ...rest] = selects.map((q, i) => db.select('*').from(q.as(`s${i}`)));
   const rows = await (rest.length === 0 ? first : first.unionAll(rest));
-  return rows.map((r: Record<string, unknown>) => toSums(r, 'k'));
+  const out: SumRow[] = [];
+  for (const row of rows as Array<Record<string, unknown>>) {
+    const fix = Number(row.fix);
+    const summed = toSums(row, 'k');
+    if (fix === 0) {
+      out.push(summed);
+      continue;
+    }
+    const { r, first, end } = fixes[fix - 1];
+    const day = Number(summed.key);
+    if (day + r < end) out.push(scaled(summed, day + r, -1));
+    if (day + r - 24 >= first) out.push(scaled(summed, day + r - 24, 1));
+  }
+  return out;
+}
+
+/** A row's counters under another key, negated with `sign` -1. */
+function scaled(row: SumRow, key: number, sign: 1 | -1): SumRow {
+  const out = { ...row, key };
+  if (sign === -1) for (const c of ROLLUP_COUNTERS) out[c] = -row[c];
+  return out;
 }
 
 /** The column a breakdown groups by on a level's rows. */
 export type GroupColumn = 'partner_id' | 'link_id' | 'value';
 
-/** Sums per group and currency over [fromHour, toHour): whole UTC months, then days, then hours (stats-buckets.ts). */
+/**
+ * Sums per group and currency over [fromHour, toHour): whole UTC months, then days, then hours,
+ * or a month less the hours and days outside the range where that reads fewer rows
+ * (stats-buckets.ts). A group only in the rows taken off sums to zero and is left out.
+ */
 export async function readBreakdown(db: Knex, programId: number, level: StatsLevel, column: GroupColumn, fromHour: number, toHour: number): Promise<SumRow[]> {
-  const selects = rangeParts(fromHour, toHour).map(([span, from, to]) => whereLevel(db('stats_rollups'), programId, level).where('span', span).where('bucket', '>=', from).where('bucket', '<', to).select(`${column} as k`, 'currency', ...ROLLUP_COUNTERS));
+  const selects = signedRangeParts(fromHour, toHour).map(([span, from, to, sign]) =>
+    whereLevel(db('stats_rollups'), programId, level)
+      .where('span', span)
+      .where('bucket', '>=', from)
+      .where('bucket', '<', to)
+      .select(`${column} as k`, 'currency', ...ROLLUP_COUNTERS.map((c) => (sign === 1 ? c : db.raw(`-${c} as ${c}`)))),
+  );
   const [first, ...rest] = selects;
   const union = rest.length === 0 ? first : first.unionAll(rest);
   const rows = await db.from(union.as('u')).groupBy('k', 'currency').select('k', 'currency', ...sums(db));
-  return rows.map((r: Record<string, unknown>) => toSums(r, 'k'));
+  return rows.map((r: Record<string, unknown>) => toSums(r, 'k')).filter((r: SumRow) => ROLLUP_COUNTERS.some((c) => r[c] !== 0));
 }
 
 /** Partners' names and links' short links, for a breakdown's labels. */

@@ -1,7 +1,8 @@
 /**
  * The program's stats (docs/analytics.md), from GET /api/dashboard/programs/:id/stats: a range
  * picker, the totals, the series as bars, one breakdown as a table with bars, and a CSV of what is
- * on screen. Bot clicks are counted apart and shown on request.
+ * on screen. Bot clicks are counted apart and shown on request. The totals, the chart's input and
+ * the breakdown table are shared with the partner portal's stats (portal/partner-stats.tsx).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { STATS_GROUP_BY, STATS_INTERVALS, type StatsGroupBy, type StatsInterval, type StatsMetrics, type StatsReport } from '@reftrack/contract';
@@ -17,7 +18,7 @@ import { EventsChart } from './chart.js';
 const money = (minor: number, currency: string) => formatMoney(minor, currency);
 
 /** The series as the bar chart's input: clicks (people only), leads and sales per bucket. */
-function chartSeries(report: StatsReport): DailySeries {
+export function chartSeries(report: StatsReport): DailySeries {
   const none = report.series.map(() => false);
   return {
     days: report.series.map((b) => b.start.slice(0, report.interval === 'hour' ? 16 : report.interval === 'month' ? 7 : 10).replace('T', ' ')),
@@ -39,7 +40,7 @@ function download(name: string, csv: string) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-function Totals({ m, conversion, bots }: { m: StatsMetrics; conversion: StatsReport['conversion']; bots: boolean }) {
+export function Totals({ m, conversion, bots }: { m: StatsMetrics; conversion: StatsReport['conversion']; bots: boolean }) {
   const items: Array<[string, string]> = [
     ['Clicks', m.clicks.toLocaleString()],
     ['Unique clicks', m.unique_clicks.toLocaleString()],
@@ -63,7 +64,7 @@ function Totals({ m, conversion, bots }: { m: StatsMetrics; conversion: StatsRep
   );
 }
 
-function Breakdown({ report, bots }: { report: StatsReport; bots: boolean }) {
+export function Breakdown({ report, bots }: { report: StatsReport; bots: boolean }) {
   const b = report.breakdown;
   if (!b) return null;
   if (b.rows.length === 0) return <p>Nothing to break down in this range.</p>;

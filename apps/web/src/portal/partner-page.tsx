@@ -1,4 +1,4 @@
-/** One partner record in the portal: terms, links with copy buttons and results, commissions, payouts, payout details. */
+/** One partner record in the portal: terms, the partner's stats, links with copy buttons and results, commissions, payouts, payout details. */
 import { useEffect } from 'preact/hooks';
 import { BRAND, type PortalMe, type PortalOverview } from '@reftrack/contract';
 import { useLoad } from '../lib/use-load.js';
@@ -8,6 +8,7 @@ import { portalApi } from './portal-api.js';
 import { LinkDetails } from './link-details.js';
 import { LinkRequests } from './link-requests.js';
 import { PayoutDetails } from './payout-details.js';
+import { PartnerStats } from './partner-stats.js';
 
 const STATUS_LABELS: Record<string, string> = { pending: 'Pending (in hold)', approved: 'Approved', paid: 'Paid', reversed: 'Reversed', declined: 'Declined' };
 
@@ -35,6 +36,7 @@ export function PortalPartnerPage({ me, partnerId }: { me: PortalMe; partnerId: 
         {d.partner.name} <span class="sub">{record?.workspace_name}</span>
       </h1>
       <Terms d={d} />
+      <PartnerStats d={d} partnerId={partnerId} />
       <Links d={d} partnerId={partnerId} />
       <LinkRequests partnerId={partnerId} d={d} />
       <Commissions d={d} />

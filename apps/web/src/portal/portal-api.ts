@@ -1,5 +1,5 @@
 /** The partner portal's HTTP client: same-origin JSON with the portal's own session cookie (docs/partners.md). */
-import type { LinkRequestView, PayoutDetailsView, PortalLinkDaily, PortalMe, PortalOverview, PublicProgramTerms } from '@reftrack/contract';
+import type { LinkRequestView, StatsReport, PayoutDetailsView, PortalLinkDaily, PortalMe, PortalOverview, PublicProgramTerms } from '@reftrack/contract';
 import { request } from '../lib/api.js';
 
 type Ok<T> = { success: true; data: T };
@@ -19,6 +19,7 @@ export const portalApi = {
   linkRequests: (partnerId: number) => data(request<Ok<LinkRequestView[]>>('GET', `/api/portal/partners/${partnerId}/link-requests`, undefined, q)),
   askForLink: (partnerId: number, input: { program_id: number; short_link?: string; note?: string }) => data(request<Ok<LinkRequestView>>('POST', `/api/portal/partners/${partnerId}/link-requests`, input, q)),
   linkDaily: (partnerId: number, linkId: number) => data(request<Ok<PortalLinkDaily>>('GET', `/api/portal/partners/${partnerId}/links/${linkId}/daily`, undefined, q)),
+  stats: (partnerId: number, query: string) => data(request<Ok<StatsReport>>('GET', `/api/portal/partners/${partnerId}/stats?${query}`, undefined, q)),
   // The public application page (no session).
   applyTerms: (slug: string) => data(request<Ok<PublicProgramTerms>>('GET', `/api/apply/${encodeURIComponent(slug)}`, undefined, q)),
   apply: (slug: string, input: { name: string; email: string; website: string; promotion: string }) => data(request<Ok<{ received: boolean; message: string }>>('POST', `/api/apply/${encodeURIComponent(slug)}`, input, q)),

@@ -139,6 +139,24 @@ describe('partner portal', () => {
     expect(text).not.toContain('portal-customer');
   });
 
+  it("the partner's stats: a range preset from the keyboard, their totals (revenue per currency), the daily chart and the breakdown by link", async () => {
+    const section = partner.getByRole('region', { name: 'Your stats' });
+    await section.getByRole('term').filter({ hasText: 'Clicks' }).first().waitFor();
+    await section.getByRole('img', { name: /^Your clicks, leads and sales per day/ }).waitFor();
+    const totals = async () => section.locator('.stat-totals').innerText();
+    expect(await totals()).toMatch(/Clicks\s+1\b[\s\S]*Leads\s+1\b[\s\S]*Sales\s+1\b[\s\S]*Revenue\s+\S*50\.00/);
+    const byLink = section.getByRole('region', { name: 'Breakdown by link' });
+    await byLink.getByRole('rowheader', { name: /pat20/ }).waitFor();
+    // The presets are buttons reached with Tab; Enter on "Last 7 days" shows 7 days.
+    const seven = section.getByRole('button', { name: 'Last 7 days' });
+    await seven.focus();
+    await partner.keyboard.press('Enter');
+    await section.locator('[aria-pressed="true"]', { hasText: 'Last 7 days' }).waitFor();
+    await section.getByRole('img', { name: /^Your clicks, leads and sales per day/ }).waitFor();
+    await section.getByRole('table').first().waitFor();
+    expect(await totals()).toMatch(/Clicks\s+1\b/);
+  });
+
   it('the partner saves payout details', async () => {
     await partner.getByLabel('PayPal e-mail address').fill('pat-pay@partner.test');
     await partner.getByRole('button', { name: 'Save payout details' }).click();
@@ -274,6 +292,7 @@ describe('partner portal', () => {
     await partner.getByRole('heading', { name: 'Program terms' }).waitFor();
     await partner.locator('summary', { hasText: 'QR code and daily chart of pat20' }).click();
     await partner.getByRole('img', { name: /^pat20: last 30 days/ }).waitFor();
+    await partner.getByRole('region', { name: 'Your stats' }).getByRole('region', { name: 'Breakdown by link' }).waitFor();
     expect(await checkAxe(partner)).toEqual([]);
     await partner.setViewportSize({ width: 390, height: 844 });
     expect(await partner.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
