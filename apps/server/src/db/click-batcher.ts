@@ -17,7 +17,7 @@ import { newEventId } from '../domain/ids.js';
 import { postgresThreadWriter, sqliteThreadWriter } from './click-writer-thread.js';
 import type { BatchRows, BatchWriter, Row } from './click-rows.js';
 import { UniqueClickWindow } from '../domain/unique-clicks.js';
-import { RollupSet } from './stats-rollups.js';
+import { HOUR_MS, RollupSet } from './stats-rollups.js';
 
 export interface ClickWrite {
   /** A new customer row (CUSTOMER_COLUMNS), or undefined when an existing customer is reused (3.1). */
@@ -153,15 +153,22 @@ function reduce(batch: Pending[], unique: UniqueClickWindow): BatchRows {
   const events: Row[] = [];
   const links = new Map<number, LinkCount>();
   const enrollments = new Map<string, { partnerId: number; programId: number; n: number; at: number }>();
-  const rollups = new RollupSet();
+  // Clicks of one link, hour and dimensions are summed first, then each sum spread over its rollup
+  // rows (3 spans × the link, program and dimension rows): a batch's clicks mostly share these,
+  // and building ~30 rollup keys per click cost the event loop more than the rest of a click.
+  const groups = new Map<string, { click: ClickWrite; clicks: number; unique: number; bots: number }>();
   for (const { write: w } of batch) {
     if (w.customer) customers.push(w.customer);
     events.push(w.event);
+    const groupKey = `${w.programId}\u0001${w.partnerId}\u0001${w.linkId}\u0001${Math.floor(w.at / HOUR_MS)}\u0001${w.bot ? '' : (w.dims ?? []).join('\u0001')}\u0001${w.bot}`;
+    let group = groups.get(groupKey);
+    if (!group) groups.set(groupKey, (group = { click: w, clicks: 0, unique: 0, bots: 0 }));
     if (w.bot) {
-      rollups.add({ programId: w.programId, partnerId: w.partnerId, linkId: w.linkId, dims: null, currency: '', at: w.at, counters: { bot_clicks: 1 } });
+      group.bots += 1;
       continue;
     }
-    rollups.add({ programId: w.programId, partnerId: w.partnerId, linkId: w.linkId, dims: w.dims, currency: '', at: w.at, counters: { clicks: 1, unique_clicks: unique.countOnce(w.linkId, w.visitors, w.at) ? 1 : 0 } });
+    group.clicks += 1;
+    if (unique.countOnce(w.linkId, w.visitors, w.at)) group.unique += 1;
     const link = links.get(w.linkId);
     if (link) {
       link.n += 1;
@@ -178,6 +185,11 @@ function reduce(batch: Pending[], unique: UniqueClickWindow): BatchRows {
     } else {
       enrollments.set(key, { partnerId: w.partnerId, programId: w.programId, n: 1, at: w.at });
     }
+  }
+  const rollups = new RollupSet();
+  for (const { click: w, clicks, unique: uniqueClicks, bots } of groups.values()) {
+    const counters = w.bot ? { bot_clicks: bots } : { clicks, unique_clicks: uniqueClicks };
+    rollups.add({ programId: w.programId, partnerId: w.partnerId, linkId: w.linkId, dims: w.bot ? null : w.dims, currency: '', at: w.at, counters });
   }
   // Rows are locked in one order (by key) so that two batches in flight cannot deadlock.
   const linkRows = [...links.values()].sort((a, b) => a.id - b.id);

@@ -98,18 +98,35 @@ function compareKeys(a: RollupRow, b: RollupRow): number {
   return 0;
 }
 
-/** Rows per statement at most: SQLite limits the values one statement binds (16 per row here). */
-const UPSERT_ROWS = 1000;
+/** Rows per statement at most: 16 values a row, far below the values SQLite binds in one statement. */
+const UPSERT_ROWS = 500;
+const COLUMNS = [...KEY_ORDER, ...ROLLUP_COUNTERS];
+// The statement's text per row count, built once: the same text on both engines (multi-row VALUES
+// and ON CONFLICT … DO UPDATE), and SQLite keeps a prepared statement per text. knex's own
+// multi-row insert is a compound SELECT on SQLite, capped at 500 terms, and compiling it cost a
+// consumer pass more than running it.
+const upsertSql: string[] = [];
+const upsertStatement = (rows: number): string =>
+  (upsertSql[rows] ??=
+    `insert into stats_rollups (${COLUMNS.join(', ')}) values ${Array(rows).fill(`(${COLUMNS.map(() => '?').join(', ')})`).join(', ')} ` +
+    `on conflict (${KEY_ORDER.join(', ')}) do update set ${ROLLUP_COUNTERS.map((c) => `${c} = stats_rollups.${c} + excluded.${c}`).join(', ')}`);
 
 /**
- * Adds the set's increments to stats_rollups in the caller's transaction: one statement (a lead,
- * sale or refund adds at most 2 × 9 rows), more only for a rebuild's large sets.
+ * Adds the set's increments to stats_rollups in the caller's transaction, in key order (the lock
+ * order every writer keeps): one statement per UPSERT_ROWS rows.
  */
 export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet): Promise<void> {
   if (set.size === 0) return;
-  const rows = set.sorted().map(({ counters, ...key }) => ({ ...key, ...counters }));
-  const merge = Object.fromEntries(ROLLUP_COUNTERS.map((c) => [c, trx.raw(`stats_rollups.${c} + excluded.${c}`)]));
-  for (let i = 0; i < rows.length; i += UPSERT_ROWS) await trx('stats_rollups').insert(rows.slice(i, i + UPSERT_ROWS)).onConflict([...KEY_ORDER]).merge(merge);
+  const rows = set.sorted();
+  for (let i = 0; i < rows.length; i += UPSERT_ROWS) {
+    const chunk = rows.slice(i, i + UPSERT_ROWS);
+    const values: Knex.RawBinding[] = [];
+    for (const r of chunk) {
+      for (const k of KEY_ORDER) values.push(r[k]);
+      for (const c of ROLLUP_COUNTERS) values.push(r.counters[c]);
+    }
+    await trx.raw(upsertStatement(chunk.length), values);
+  }
 }
 
 const UNKNOWN_CLICK = { page_url: null, referrer_url: null, geo_country: null, device_type: null, browser_name: null };
@@ -128,16 +145,20 @@ export interface Conversion {
 
 /**
  * The attributed click of each customer — its first click event (first-click attribution, 3.1) —
- * for a batch of (program, click id) pairs, in one query.
+ * for a batch of click ids, in one query. `click_events.click_id` has no index (each one costs the
+ * click lane, migrations/20261122190000): the customer's row (unique `click_id`) gives the program,
+ * test flag and time of that first click, and the listing index `(program_id, is_test,
+ * click_timestamp)` finds its event among the few of the same millisecond.
  */
 async function attributedClicks(trx: Knex | Knex.Transaction, conversions: readonly Conversion[]): Promise<Map<string, AttributedClick>> {
   const ids = [...new Set(conversions.map((c) => c.clickId).filter((id): id is string => id !== null))];
   const found = new Map<string, AttributedClick>();
   if (ids.length === 0) return found;
-  const rows = await trx('click_events')
-    .whereIn('click_id', ids)
-    .orderBy('id')
-    .select('program_id', 'click_id', 'link_id', 'page_url', 'referrer_url', 'geo_country', 'device_type', 'browser_name');
+  const rows = await trx('customers as c')
+    .join('click_events as e', (on) => on.on('e.program_id', 'c.program_id').andOn('e.is_test', 'c.is_test').andOn('e.click_timestamp', 'c.click_at').andOn('e.click_id', 'c.click_id'))
+    .whereIn('c.click_id', ids)
+    .orderBy('e.id')
+    .select('c.program_id', 'c.click_id', 'e.link_id', 'e.page_url', 'e.referrer_url', 'e.geo_country', 'e.device_type', 'e.browser_name');
   for (const row of rows) {
     const key = `${row.program_id}\u0000${row.click_id}`;
     if (!found.has(key)) found.set(key, row as AttributedClick);

@@ -13,8 +13,14 @@
 const MAX_VISITORS = 200_000;
 
 export class UniqueClickWindow {
-  /** Key (link and visitor) → when that visitor's counted click on the link was. Oldest first. */
-  private readonly seen = new Map<string, number>();
+  // Two generations of sightings, key (link and visitor) → when that visitor's counted click on the
+  // link was. New sightings go to `current`; when it holds half the bound, it becomes `previous`
+  // and the old `previous` is dropped whole — the oldest sightings are forgotten first, in O(1).
+  // (Evicting one oldest key per click from a single Map — delete, then keys().next() — walks the
+  // deleted slots at the front of V8's hash table on every call: measured, it cut the click rate
+  // to a third within a minute of a busy bench run.)
+  private current = new Map<string, number>();
+  private previous = new Map<string, number>();
 
   constructor(private readonly windowMs: number) {}
 
@@ -26,16 +32,15 @@ export class UniqueClickWindow {
   countOnce(linkId: number, visitors: readonly string[], at: number): boolean {
     if (this.windowMs <= 0) return true;
     for (const visitor of visitors) {
-      const last = this.seen.get(`${linkId}\u0000${visitor}`);
+      const key = `${linkId}\u0000${visitor}`;
+      const last = this.current.get(key) ?? this.previous.get(key);
       if (last !== undefined && at - last < this.windowMs && at >= last) return false;
     }
-    for (const visitor of visitors) {
-      const key = `${linkId}\u0000${visitor}`;
-      // Re-inserted so the map stays in order of last counting: the first key is the oldest.
-      this.seen.delete(key);
-      this.seen.set(key, at);
+    for (const visitor of visitors) this.current.set(`${linkId}\u0000${visitor}`, at);
+    if (this.current.size >= MAX_VISITORS / 2) {
+      this.previous = this.current;
+      this.current = new Map();
     }
-    while (this.seen.size > MAX_VISITORS) this.seen.delete(this.seen.keys().next().value as string);
     return true;
   }
 }

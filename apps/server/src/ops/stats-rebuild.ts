@@ -70,7 +70,9 @@ async function rebuildClicks(db: Knex, uniqueWindowMs: number, report: RebuildRe
 /** The attributed click's facts of each row's customer (its first click), joined in. */
 function withAttributedClick(db: Knex, q: Knex.QueryBuilder, customerAlias: string): Knex.QueryBuilder {
   return q
-    .leftJoin('click_events as ce', 'ce.id', db.raw(`(select min(x.id) from click_events x where x.click_id = ${customerAlias}.click_id and x.program_id = ${customerAlias}.program_id)`))
+    // The first click's event, found by the listing index (program, test flag, time) as
+    // db/stats-rollups.ts does: click_events.click_id has no index.
+    .leftJoin('click_events as ce', 'ce.id', db.raw(`(select min(x.id) from click_events x where x.program_id = ${customerAlias}.program_id and x.is_test = ${customerAlias}.is_test and x.click_timestamp = ${customerAlias}.click_at and x.click_id = ${customerAlias}.click_id)`))
     .select('ce.link_id', 'ce.page_url', 'ce.referrer_url', 'ce.geo_country', 'ce.device_type', 'ce.browser_name');
 }
 
