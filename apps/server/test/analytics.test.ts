@@ -10,6 +10,8 @@ import { signInAs } from './helpers/accounts.js';
 import { click, sale, serverLead } from './helpers/flows.js';
 import { createAgentKey } from '../src/auth/agent-key.js';
 import { rebuildStats } from '../src/ops/stats-rebuild.js';
+import { RollupSet, upsertRollups } from '../src/db/stats-rollups.js';
+import { UniqueClickWindow } from '../src/domain/unique-clicks.js';
 
 let s: TestServer;
 let owner: Record<string, string>;
@@ -381,5 +383,31 @@ describe(`[${dbKind}] backfill: reftrack-server stats rebuild`, () => {
       ['DE', 2, 1],
       ['US', 1, 1],
     ]);
+  });
+});
+
+describe(`[${dbKind}] rollup writes at scale`, () => {
+  it('an upsert of more rows than one statement holds adds every increment (SQLite caps a compound SELECT at 500 terms)', async () => {
+    const set = new RollupSet();
+    // 400 links × 3 spans × (link row + program row): 1,203 distinct rows, three statements.
+    for (let link = 1; link <= 400; link++) set.add({ programId: 777, partnerId: 1, linkId: 100_000 + link, dims: null, currency: '', at: Date.UTC(2020, 0, 1, 5), counters: { clicks: 2 } });
+    expect(set.size).toBeGreaterThan(1_000);
+    await upsertRollups(s.db, set);
+    await upsertRollups(s.db, set);
+    const [row] = await s.db('stats_rollups').where({ program_id: 777, span: 1 }).where('link_id', '>', 0).count({ n: '*' }).sum({ clicks: 'clicks' });
+    expect(Number(row.n)).toBe(400);
+    expect(Number(row.clicks)).toBe(1_600);
+    await s.db('stats_rollups').where({ program_id: 777 }).del();
+  });
+
+  it('the unique-click window remembers a visitor across a generation swap, and forgets only the oldest past the bound', () => {
+    const window = new UniqueClickWindow(86_400_000);
+    expect(window.countOnce(1, ['c:first'], 1_000)).toBe(true);
+    // 100,000 other visitors: the first one's sighting moves to the older generation and is kept.
+    for (let i = 0; i < 100_000; i++) window.countOnce(1, [`c:v${i}`], 2_000);
+    expect(window.countOnce(1, ['c:first'], 3_000)).toBe(false);
+    // 100,000 more: the generation holding the first sighting is dropped whole.
+    for (let i = 0; i < 100_000; i++) window.countOnce(1, [`c:w${i}`], 4_000);
+    expect(window.countOnce(1, ['c:first'], 5_000)).toBe(true);
   });
 });
