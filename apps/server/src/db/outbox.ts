@@ -87,6 +87,18 @@ export async function appendEvents(trx: Knex | Knex.Transaction, events: NewEven
   return ids;
 }
 
+/**
+ * The newest event committed now, in cursor order ((txid, id) on PostgreSQL, id on SQLite): where
+ * a cursor stands once it has read everything written so far. Null when the outbox is empty.
+ */
+export async function outboxTail(db: Knex | Knex.Transaction): Promise<OutboxPosition | null> {
+  const sqlite = isSqlite(db);
+  const row = await db('outbox_events')
+    .orderBy(sqlite ? [{ column: 'id', order: 'desc' }] : [{ column: 'txid', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .first(sqlite ? ['id'] : ['txid', 'id']);
+  return row ? { txid: Number(row.txid ?? 0), id: Number(row.id) } : null;
+}
+
 function toStored(row: Record<string, unknown>): StoredEvent {
   return {
     position: { txid: Number(row.txid ?? 0), id: Number(row.id) },

@@ -17,7 +17,7 @@
 import type { Knex } from 'knex';
 import type { DomainEventType } from '@reftrack/contract';
 import { isSqlite } from '../db/knex.js';
-import { readEventsAfter, type OutboxPosition, type StoredEvent } from '../db/outbox.js';
+import { outboxTail, readEventsAfter, type OutboxPosition, type StoredEvent } from '../db/outbox.js';
 import type { Logger } from '../logger.js';
 
 export interface OutboxConsumer {
@@ -107,21 +107,14 @@ export class OutboxRunner {
    * waiting, until every cursor has reached it or `waitMs` has passed.
    */
   async drain(waitMs = DRAIN_WAIT_MS): Promise<void> {
-    const target = await this.committedTail().catch(() => null);
+    // On SQLite a pass sees every committed row: one round of passes is enough.
+    const target = isSqlite(this.deps.db) ? null : await outboxTail(this.deps.db).catch(() => null);
     const deadline = Date.now() + waitMs;
     for (;;) {
       await this.passAll();
       if (target === null || this.stopped || Date.now() >= deadline || (await this.reached(target).catch(() => true))) return;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-  }
-
-  /** The newest event committed now, in cursor order; null when there is none or on SQLite (a pass sees every committed row). */
-  private async committedTail(): Promise<OutboxPosition | null> {
-    const { db } = this.deps;
-    if (isSqlite(db)) return null;
-    const row = await db('outbox_events').orderBy([{ column: 'txid', order: 'desc' }, { column: 'id', order: 'desc' }]).first('txid', 'id');
-    return row ? { txid: Number(row.txid), id: Number(row.id) } : null;
   }
 
   /** Whether every consumer's cursor is at or past `target`. */

@@ -7,7 +7,8 @@
  * could be missed or counted twice.
  */
 import type { Knex } from 'knex';
-import { bool, isSqlite } from '../db/knex.js';
+import { bool } from '../db/knex.js';
+import { outboxTail } from '../db/outbox.js';
 import { STATS_CONVERSIONS_CONSUMER } from '../jobs/stats-conversions.js';
 import { RollupSet, upsertRollups, type Counters } from '../db/stats-rollups.js';
 import { clickDimensions, type ClickFacts } from '../domain/click-dimensions.js';
@@ -107,10 +108,7 @@ async function rebuildConversions(db: Knex, kind: 'leads' | 'sales' | 'refunds',
  * not be counted again from its event.
  */
 async function skipCountedEvents(trx: Knex.Transaction): Promise<void> {
-  const pg = !isSqlite(trx);
-  const tail = await trx('outbox_events')
-    .orderBy(pg ? [{ column: 'txid', order: 'desc' }, { column: 'id', order: 'desc' }] : [{ column: 'id', order: 'desc' }])
-    .first(pg ? ['txid', 'id'] : ['id']);
+  const tail = await outboxTail(trx);
   await trx('outbox_cursors')
     .insert({ consumer: STATS_CONVERSIONS_CONSUMER, last_txid: tail?.txid ?? 0, last_id: tail?.id ?? 0, updated_at: Date.now() })
     .onConflict('consumer')
