@@ -5,18 +5,13 @@
 // before, still running during a deploy, keeps rolling its batches up itself and writes version 1
 // events, which the consumer skips.
 
+import { cursorAtTail } from './20261125180000_stats_conversions_cursor.js';
+
 const CONSUMER = 'stats-clicks';
 
 /** @param {import('knex').Knex} knex */
 export async function up(knex) {
-  const pg = knex.client.dialect === 'postgresql';
-  const tail = await knex('outbox_events')
-    .orderBy(pg ? [{ column: 'txid', order: 'desc' }, { column: 'id', order: 'desc' }] : [{ column: 'id', order: 'desc' }])
-    .first(pg ? ['txid', 'id'] : ['id']);
-  await knex('outbox_cursors')
-    .insert({ consumer: CONSUMER, last_txid: tail?.txid ?? 0, last_id: tail?.id ?? 0, updated_at: Date.now() })
-    .onConflict('consumer')
-    .merge();
+  await cursorAtTail(knex, CONSUMER);
 }
 
 /** @param {import('knex').Knex} knex */
