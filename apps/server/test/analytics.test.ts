@@ -208,6 +208,26 @@ describe(`[${dbKind}] rollups and the stats API`, () => {
     ]);
   });
 
+  it('clicks reach the rollups from their batches’ clicks.recorded events; a version 1 event (the release before rolled its batch up itself) is not counted again', async () => {
+    const day = '2026-07-15';
+    const hour = `${day}T10:00:00.000Z`;
+    const rollup = { link_id: 1, partner_id: 1, hour, dims: ['', 'desktop', 'Firefox', '', '', '', ''], clicks: 4, unique_clicks: 3, bot_clicks: 0 };
+    const payload = { program_id: 1, clicks: 4, links: [{ link_id: 1, partner_id: 1, clicks: 4 }], first_at: hour, last_at: hour, rollups: [rollup] };
+    const row = (version: number, n: number) => ({
+      event_id: `evt_${dbKind}clicksv${version}${n}`.padEnd(28, '0').slice(0, 28),
+      type: 'clicks.recorded',
+      version,
+      workspace_id: 1,
+      program_id: 1,
+      payload: JSON.stringify(payload),
+      occurred_at: Date.parse(hour),
+    });
+    await s.db('outbox_events').insert([row(1, 1), row(2, 2)]);
+    const res = await stats(`from=${day}&to=${day}&group_by=browser`);
+    expect(res.body.data.totals).toMatchObject({ clicks: 4, unique_clicks: 3, bot_clicks: 0 });
+    expect(res.body.data.breakdown.rows).toEqual([expect.objectContaining({ label: 'Firefox', clicks: 4, unique_clicks: 3 })]);
+  });
+
   it('a breakdown over whole months, whole days and ragged hours adds up to the totals summed from hours', async () => {
     // February's last hours and days, all of March (a month's rows), April's first days and hours.
     const range = 'from=2026-02-27T05:00:00Z&to=2026-04-21T07:00:00Z';

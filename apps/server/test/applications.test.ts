@@ -166,6 +166,14 @@ describe(`[${dbKind}] Owner decisions`, () => {
     expect(res.body.data.find((a: { email: string }) => a.email === 'alex@apply.test').existing_partner_id).toBeNull();
   });
 
+  it('an unknown status filter is refused with 400, not ignored', async () => {
+    for (const query of ['?status=open', '?status=', '?status=pending&status=declined']) {
+      const res = await applications(query);
+      expect(res.status, query).toBe(400);
+      expect(res.body.error.message).toBe('status must be one of: pending, approved, declined');
+    }
+  });
+
   it('approval creates, in one transaction, the partner, its enrollment, a default link, the invitation and its e-mail', async () => {
     const id = await idOf('alex@apply.test');
     const res = await approve(id);

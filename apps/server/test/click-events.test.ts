@@ -100,7 +100,15 @@ describe(`[${dbKind}] clicks.recorded: one outbox event per program and batch`, 
     expect(events).toHaveLength(1);
     const [e] = events;
     expect(e).toMatchObject({ workspace_id: 1, program_id: 1, version: DOMAIN_EVENT_VERSIONS['clicks.recorded'], actor: null, occurred_at: at });
-    expect(e.data).toEqual({ program_id: 1, clicks: 1, links: [{ link_id: link.pat20, partner_id: 1, clicks: 1 }], first_at: new Date(at).toISOString(), last_at: new Date(at).toISOString() });
+    const hour = new Date(Math.floor(at / 3_600_000) * 3_600_000).toISOString();
+    expect(e.data).toEqual({
+      program_id: 1,
+      clicks: 1,
+      links: [{ link_id: link.pat20, partner_id: 1, clicks: 1 }],
+      first_at: new Date(at).toISOString(),
+      last_at: new Date(at).toISOString(),
+      rollups: [{ link_id: link.pat20, partner_id: 1, hour, dims: expect.any(Array), clicks: 1, unique_clicks: expect.any(Number), bot_clicks: 0 }],
+    });
     expect(e.event_id).toMatch(EVENT_ID);
     // Time-first: the id starts with the time the event occurred.
     expect(idTime(e.event_id)).toBe(at);
@@ -137,6 +145,61 @@ describe(`[${dbKind}] clicks.recorded: one outbox event per program and batch`, 
     expect(rows.map((r) => Number(r.click_timestamp)).sort((a, b) => a - b)).toEqual([t0 + 2000, t0 + 6000, t0 + 9000]);
     // One transaction: on PostgreSQL both rows carry the batch's transaction id.
     if (dbKind === 'postgres') expect(p1.txid).toBe(p2.txid);
+  });
+
+  it('the rollups: the batch’s clicks summed per link, UTC hour and dimensions; bots only as bot clicks; a batch of bots alone still writes its event', async () => {
+    const [pat20, open1] = await Promise.all(['pat20', 'open1'].map((l) => resolveLink(s.running.deps, `https://acme.test/?aff=${l}`)));
+    const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0';
+    const SLACK = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
+    const visitor = { ip: '10.7.7.1', headers: {} };
+    const clockNow = s.clock.now;
+    const batch = async (clicks: Array<[typeof pat20, string, string]>) => {
+      let time = 0;
+      s.clock.now = () => time;
+      try {
+        const pending = clicks.map(([l, at, ua]) => {
+          time = Date.parse(at);
+          return recordClick(s.running.deps, visitor, { user_agent: ua }, l);
+        });
+        expect((await Promise.allSettled(pending)).every((r) => r.status === 'fulfilled')).toBe(true);
+      } finally {
+        s.clock.now = clockNow;
+      }
+    };
+    let before = await lastOutboxId();
+    await batch([
+      [pat20, '2026-04-01T10:59:58.000Z', FIREFOX],
+      [pat20, '2026-04-01T10:59:59.000Z', SLACK],
+      [pat20, '2026-04-01T10:59:59.000Z', FIREFOX],
+      [pat20, '2026-04-01T11:00:00.000Z', FIREFOX],
+    ]);
+    const [event] = await clicksRecordedAfter(before);
+    const firefox = ['', 'desktop', 'Firefox', '', '', '', ''];
+    expect(event.data).toEqual({
+      program_id: 1,
+      clicks: 3,
+      links: [{ link_id: link.pat20, partner_id: 1, clicks: 3 }],
+      first_at: '2026-04-01T10:59:58.000Z',
+      last_at: '2026-04-01T11:00:00.000Z',
+      rollups: [
+        // The same visitor on the same link: unique once, in the first hour.
+        { link_id: link.pat20, partner_id: 1, hour: '2026-04-01T10:00:00.000Z', dims: firefox, clicks: 2, unique_clicks: 1, bot_clicks: 0 },
+        { link_id: link.pat20, partner_id: 1, hour: '2026-04-01T10:00:00.000Z', dims: null, clicks: 0, unique_clicks: 0, bot_clicks: 1 },
+        { link_id: link.pat20, partner_id: 1, hour: '2026-04-01T11:00:00.000Z', dims: firefox, clicks: 1, unique_clicks: 0, bot_clicks: 0 },
+      ],
+    });
+    before = await lastOutboxId();
+    await batch([[open1, '2026-04-01T12:30:00.000Z', SLACK]]);
+    const [bots] = await clicksRecordedAfter(before);
+    expect(bots.program_id).toBe(2);
+    expect(bots.data).toEqual({
+      program_id: 2,
+      clicks: 0,
+      links: [],
+      first_at: '2026-04-01T12:30:00.000Z',
+      last_at: '2026-04-01T12:30:00.000Z',
+      rollups: [{ link_id: link.open1, partner_id: 1, hour: '2026-04-01T12:00:00.000Z', dims: null, clicks: 0, unique_clicks: 0, bot_clicks: 1 }],
+    });
   });
 
   it('concurrent clicks over HTTP: every click counted once across the events, never two events of a program in one batch', async () => {

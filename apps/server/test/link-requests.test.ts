@@ -57,6 +57,10 @@ describe(`[${dbKind}] Link requests`, () => {
     expect(res.body.data).toMatchObject({ partner_id: 1, program_id: 1, program_name: 'Acme', short_link: 'pat-blog', note: 'For my blog sidebar', status: 'pending', link_id: null });
     expect((await s.get('/api/portal/partners/1/link-requests', pat)).body.data.map((r: { id: number }) => r.id)).toContain(res.body.data.id);
     const listed = await s.get('/api/dashboard/programs/1/link-requests?status=pending', owner);
+    // Any other status is refused, not ignored.
+    const bad = await s.get('/api/dashboard/programs/1/link-requests?status=all', owner);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toBe('status must be one of: pending, approved, declined');
     expect(listed.status, listed.text).toBe(200);
     expect(listed.body.data[0]).toMatchObject({ id: res.body.data.id, partner_code: 'pat', partner_name: 'Pat' });
   });

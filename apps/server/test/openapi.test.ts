@@ -586,9 +586,8 @@ const QUERY_CASES: Array<{ op: string; path: () => string; headers: () => Record
   { op: 'GET /api/dashboard/workspaces/{id}/audit-log', path: () => '/api/dashboard/workspaces/1/audit-log', headers: dashboard, valid: { page: '1', pageSize: '10' }, invalid: [{ page: '0' }] },
   { op: 'GET /api/dashboard/webhooks/{id}/deliveries', path: () => `/api/dashboard/webhooks/${ids.webhook}/deliveries`, headers: dashboard, valid: { pageSize: '5' }, invalid: [{ pageSize: '101' }] },
   { op: 'GET /api/agent/v1/webhooks/{id}/deliveries', path: () => `/api/agent/v1/webhooks/${ids.webhook}/deliveries`, headers: () => bearer(agentKey), valid: { page: '2' }, invalid: [{ page: 'two' }] },
-  // An unknown status lists every status (not a 400): these two have no rejected query.
-  { op: 'GET /api/dashboard/programs/{id}/applications', path: () => '/api/dashboard/programs/1/applications', headers: dashboard, valid: { status: 'declined' }, invalid: [] },
-  { op: 'GET /api/dashboard/programs/{id}/link-requests', path: () => '/api/dashboard/programs/1/link-requests', headers: dashboard, valid: { status: 'approved' }, invalid: [] },
+  { op: 'GET /api/dashboard/programs/{id}/applications', path: () => '/api/dashboard/programs/1/applications', headers: dashboard, valid: { status: 'declined' }, invalid: [{ status: 'open' }] },
+  { op: 'GET /api/dashboard/programs/{id}/link-requests', path: () => '/api/dashboard/programs/1/link-requests', headers: dashboard, valid: { status: 'approved' }, invalid: [{ status: 'all' }] },
   { op: 'GET /api/dashboard/programs/{id}/stats', path: () => '/api/dashboard/programs/1/stats', headers: dashboard, valid: { from: '2026-01-01', to: '2026-01-31', interval: 'day', tz: 'America/New_York', group_by: 'country' }, invalid: [{ interval: 'week' }, { group_by: 'planet' }] },
   { op: 'GET /api/agent/v1/programs/{id}/stats', path: () => '/api/agent/v1/programs/1/stats', headers: () => bearer(agentKey), valid: { from: '2026-01-01', to: '2026-03-31', interval: 'month', group_by: 'partner' }, invalid: [{ interval: 'year' }] },
   { op: 'GET /api/portal/partners/{id}/stats', path: () => '/api/portal/partners/1/stats', headers: () => portalCookie, valid: { program_id: '1', group_by: 'link', from: '2026-01-01', to: '2026-01-07' }, invalid: [{ group_by: 'country' }, { program_id: 'x' }] },

@@ -272,6 +272,7 @@ export const ERRORS = {
   applicationWebsiteInvalid: p(400, 'website must be an http:// or https:// address of at most 2048 characters, or empty'),
   applicationPromotionInvalid: p(400, 'promotion must say how you will promote the program (1 to 2000 characters)'),
   applicationNotFound: p(404, 'Application not found'),
+  decisionStatusInvalid: p(400, 'status must be one of: pending, approved, declined'),
   applicationDecided: p(409, 'This application was already {status}'),
   decisionReasonInvalid: p(400, 'reason must be a string of at most 500 characters'),
   decisionNotifyInvalid: p(400, 'notify must be a boolean'),

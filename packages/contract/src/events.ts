@@ -81,6 +81,22 @@ export interface PartnerObject {
 }
 
 /** The payload of each event type, by type. */
+/**
+ * The clicks of one click batch with the same link, UTC hour and dimensions (`clicks.recorded`
+ * version 2). `dims` holds the click's value of each of STATS_DIMENSIONS in that order ('' where
+ * unknown), null for bot clicks (counted on the link and program rows only).
+ */
+export interface ClickRollup {
+  link_id: number;
+  partner_id: number;
+  /** The hour's start, ISO 8601 UTC. */
+  hour: string;
+  dims: string[] | null;
+  clicks: number;
+  unique_clicks: number;
+  bot_clicks: number;
+}
+
 export interface EventPayloads {
   'lead.created': { lead: LeadObject };
   'lead.settled': { lead: LeadObject };
@@ -94,8 +110,13 @@ export interface EventPayloads {
   'link.created': { link: DashboardLink };
   'link.updated': { link: DashboardLink; changed: string[] };
   'program_key.regenerated': { program_id: number; api_token_masked: string | null };
-  /** One per click batch and program: what the batch added (clicks themselves are not events). */
-  'clicks.recorded': { program_id: number; clicks: number; links: Array<{ link_id: number; partner_id: number; clicks: number }>; first_at: string; last_at: string };
+  /**
+   * One per click batch and program: what the batch added (clicks themselves are not events).
+   * Version 2 adds `rollups`, the batch's clicks summed per link, UTC hour and dimensions, which the
+   * stats consumer adds to the rollups (docs/analytics.md "Rollups"); bot clicks are counted there
+   * only, so a batch of bots alone writes an event with `clicks` 0 and no `links`.
+   */
+  'clicks.recorded': { program_id: number; clicks: number; links: Array<{ link_id: number; partner_id: number; clicks: number }>; first_at: string; last_at: string; rollups: ClickRollup[] };
   // Actions on the workspace's set-up, for the audit log (not offered to webhooks).
   'program.created': { program_id: number; name: string };
   'program.updated': { program_id: number; changed: string[] };
@@ -138,7 +159,7 @@ export const DOMAIN_EVENT_VERSIONS: { readonly [T in DomainEventType]: number } 
   'link.created': 1,
   'link.updated': 1,
   'program_key.regenerated': 1,
-  'clicks.recorded': 1,
+  'clicks.recorded': 2,
   'program.created': 1,
   'program.updated': 1,
   'program_key.rotation_marked': 1,

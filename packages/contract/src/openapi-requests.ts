@@ -177,7 +177,7 @@ const stripeEvent: Schema = body(
 /* ------------------------------------------------------------------ the table */
 
 const page: Schema = int(1, 100_000, { default: 1 });
-const decisionFilter: Schema = enumOf(['pending', 'approved', 'declined'], { description: 'Only this status; any other value lists every status.' });
+const decisionFilter: Schema = enumOf(['pending', 'approved', 'declined'], { description: 'Only this status; absent: every status.' });
 const decline = body({}, { reason: nullable({ type: 'string', maxLength: APPLICATION_LIMITS.reasonMax }), notify: { type: 'boolean', default: false, description: 'E-mail the decision.' } }) as Schema & { properties: Record<string, Schema> };
 /** Compared trimmed and lower-cased. */
 const portalEmail: Schema = { type: 'string', pattern: trimmed(INPUT_RULES.portalEmail), maxLength: INPUT_RULES.portalEmailMaxLength };

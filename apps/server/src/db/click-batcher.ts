@@ -6,8 +6,9 @@
  * committed by a writer thread (click-writer-thread.ts).
  *
  * Each batch also appends one `clicks.recorded` event per program to the outbox, in its
- * transaction: the clicks per link, and the first and last click's time. Clicks themselves are
- * not events; a consumer learns of them per batch. The outbox runner is not poked after a batch:
+ * transaction: the clicks per link, the first and last click's time, and the clicks summed per
+ * link, hour and dimensions for the stats rollups. Clicks themselves are not events; a consumer
+ * learns of them per batch. The outbox runner is not poked after a batch:
  * its poll (jobs/outbox-runner.ts, POLL_MS) finds the events within a second. A pass per batch
  * cost the SQLite click route a fifth of its rate (docs/performance.md).
  */
@@ -17,7 +18,7 @@ import { newEventId } from '../domain/ids.js';
 import { postgresThreadWriter, sqliteThreadWriter } from './click-writer-thread.js';
 import type { BatchRows, BatchWriter, Row } from './click-rows.js';
 import { UniqueClickWindow } from '../domain/unique-clicks.js';
-import { HOUR_MS, RollupSet } from './stats-rollups.js';
+import { HOUR_MS } from './stats-rollups.js';
 
 export interface ClickWrite {
   /** A new customer row (CUSTOMER_COLUMNS), or undefined when an existing customer is reused (3.1). */
@@ -138,31 +139,45 @@ interface LinkCount {
   n: number;
   /** The last click's time (the counter row's last_clicked). */
   at: number;
-  first: number;
   partnerId: number;
   programId: number;
 }
 
+/** The clicks of one link, UTC hour and dimensions in the batch (a bot's click: dimensions null). */
+interface ClickGroup {
+  /** The group's first click: its link, hour and dimensions are the group's. */
+  click: ClickWrite;
+  /** The group's earliest and latest click times. */
+  first: number;
+  last: number;
+  clicks: number;
+  unique: number;
+  bots: number;
+}
+
 /**
- * The batch's rows: its clicks, its counter increments and its rollup increments summed per key.
- * A bot's click is recorded and added to `bot_clicks` only: no link or partner counter, no
- * `clicks.recorded` count, no unique click.
+ * The batch's rows: its clicks, its counter increments, and per program one `clicks.recorded`
+ * event carrying the batch's clicks summed per link, hour and dimensions for the rollups. A bot's
+ * click is recorded and summed as a bot click only: no link or partner counter, no `clicks`
+ * count, no unique click.
  */
 function reduce(batch: Pending[], unique: UniqueClickWindow): BatchRows {
   const customers: Row[] = [];
   const events: Row[] = [];
   const links = new Map<number, LinkCount>();
   const enrollments = new Map<string, { partnerId: number; programId: number; n: number; at: number }>();
-  // Clicks of one link, hour and dimensions are summed first, then each sum spread over its rollup
-  // rows (3 spans × the link, program and dimension rows): a batch's clicks mostly share these,
-  // and building ~30 rollup keys per click cost the event loop more than the rest of a click.
-  const groups = new Map<string, { click: ClickWrite; clicks: number; unique: number; bots: number }>();
+  // A batch's clicks mostly share link, hour and dimensions: summed here, they travel as a few
+  // entries of the outbox event, and the stats consumer adds a pass's worth of batches to the
+  // rollups at once (jobs/stats-clicks.ts) — the click batch itself writes no rollup row.
+  const groups = new Map<string, ClickGroup>();
   for (const { write: w } of batch) {
     if (w.customer) customers.push(w.customer);
     events.push(w.event);
-    const groupKey = `${w.programId}\u0001${w.partnerId}\u0001${w.linkId}\u0001${Math.floor(w.at / HOUR_MS)}\u0001${w.bot ? '' : (w.dims ?? []).join('\u0001')}\u0001${w.bot}`;
+    const groupKey = `${w.programId}\u0001${w.linkId}\u0001${Math.floor(w.at / HOUR_MS)}\u0001${w.bot ? '' : (w.dims ?? []).join('\u0001')}\u0001${w.bot}`;
     let group = groups.get(groupKey);
-    if (!group) groups.set(groupKey, (group = { click: w, clicks: 0, unique: 0, bots: 0 }));
+    if (!group) groups.set(groupKey, (group = { click: w, first: w.at, last: w.at, clicks: 0, unique: 0, bots: 0 }));
+    if (w.at > group.last) group.last = w.at;
+    else if (w.at < group.first) group.first = w.at;
     if (w.bot) {
       group.bots += 1;
       continue;
@@ -173,9 +188,8 @@ function reduce(batch: Pending[], unique: UniqueClickWindow): BatchRows {
     if (link) {
       link.n += 1;
       if (w.at > link.at) link.at = w.at;
-      else if (w.at < link.first) link.first = w.at;
     } else {
-      links.set(w.linkId, { id: w.linkId, n: 1, at: w.at, first: w.at, partnerId: w.partnerId, programId: w.programId });
+      links.set(w.linkId, { id: w.linkId, n: 1, at: w.at, partnerId: w.partnerId, programId: w.programId });
     }
     const key = `${w.partnerId}:${w.programId}`;
     const pp = enrollments.get(key);
@@ -186,57 +200,69 @@ function reduce(batch: Pending[], unique: UniqueClickWindow): BatchRows {
       enrollments.set(key, { partnerId: w.partnerId, programId: w.programId, n: 1, at: w.at });
     }
   }
-  const rollups = new RollupSet();
-  for (const { click: w, clicks, unique: uniqueClicks, bots } of groups.values()) {
-    const counters = w.bot ? { bot_clicks: bots } : { clicks, unique_clicks: uniqueClicks };
-    rollups.add({ programId: w.programId, partnerId: w.partnerId, linkId: w.linkId, dims: w.bot ? null : w.dims, currency: '', at: w.at, counters });
-  }
   // Rows are locked in one order (by key) so that two batches in flight cannot deadlock.
   const linkRows = [...links.values()].sort((a, b) => a.id - b.id);
   return {
     customers,
     events,
-    outbox: clicksRecorded(linkRows),
+    outbox: clicksRecorded(linkRows, groups.values()),
     links: linkRows,
     enrollments: [...enrollments.values()].sort((a, b) => a.partnerId - b.partnerId || a.programId - b.programId),
-    rollups: rollups.sorted().map((r) => [r.program_id, r.span, r.bucket, r.partner_id, r.link_id, r.dim, r.value, r.currency, r.counters.clicks, r.counters.unique_clicks, r.counters.bot_clicks]),
   };
 }
 
 const CLICKS_RECORDED = 'clicks.recorded';
 const CLICKS_RECORDED_VERSION = DOMAIN_EVENT_VERSIONS[CLICKS_RECORDED];
 
+/** A program's part of the batch: its links' counts (sorted by link id) and its click groups. */
+interface ProgramPart {
+  links: LinkCount[];
+  groups: ClickGroup[];
+  first: number;
+  last: number;
+}
+
 /**
- * One `clicks.recorded` outbox row (CLICK_OUTBOX_COLUMNS) per program, in program order, from the
- * batch's per-link counts (sorted by link id). The event occurred at the program's last click in
- * the batch; its id starts with that time, so new rows append to the event-id index.
+ * One `clicks.recorded` outbox row (CLICK_OUTBOX_COLUMNS) per program with clicks in the batch
+ * (bots included), in program order. The event occurred at the program's last click in the batch;
+ * its id starts with that time, so new rows append to the event-id index.
  */
-function clicksRecorded(links: LinkCount[]): Row[] {
-  const byProgram = new Map<number, LinkCount[]>();
-  for (const link of links) {
-    const list = byProgram.get(link.programId);
-    if (list) list.push(link);
-    else byProgram.set(link.programId, [link]);
+function clicksRecorded(links: LinkCount[], groups: Iterable<ClickGroup>): Row[] {
+  const parts = new Map<number, ProgramPart>();
+  const partOf = (programId: number): ProgramPart => {
+    let part = parts.get(programId);
+    if (!part) parts.set(programId, (part = { links: [], groups: [], first: Infinity, last: -Infinity }));
+    return part;
+  };
+  for (const link of links) partOf(link.programId).links.push(link);
+  for (const group of groups) {
+    const part = partOf(group.click.programId);
+    part.groups.push(group);
+    if (group.first < part.first) part.first = group.first;
+    if (group.last > part.last) part.last = group.last;
   }
   const rows: Row[] = [];
-  for (const programId of [...byProgram.keys()].sort((a, b) => a - b)) {
-    const programLinks = byProgram.get(programId)!;
+  for (const programId of [...parts.keys()].sort((a, b) => a - b)) {
+    const part = parts.get(programId)!;
     let clicks = 0;
-    let first = Infinity;
-    let last = -Infinity;
-    for (const link of programLinks) {
-      clicks += link.n;
-      if (link.first < first) first = link.first;
-      if (link.at > last) last = link.at;
-    }
+    for (const link of part.links) clicks += link.n;
     const data: DomainEvent<typeof CLICKS_RECORDED>['data'] = {
       program_id: programId,
       clicks,
-      links: programLinks.map((link) => ({ link_id: link.id, partner_id: link.partnerId, clicks: link.n })),
-      first_at: new Date(first).toISOString(),
-      last_at: new Date(last).toISOString(),
+      links: part.links.map((link) => ({ link_id: link.id, partner_id: link.partnerId, clicks: link.n })),
+      first_at: new Date(part.first).toISOString(),
+      last_at: new Date(part.last).toISOString(),
+      rollups: part.groups.map(({ click, clicks: n, unique, bots }) => ({
+        link_id: click.linkId,
+        partner_id: click.partnerId,
+        hour: new Date(Math.floor(click.at / HOUR_MS) * HOUR_MS).toISOString(),
+        dims: click.bot ? null : click.dims,
+        clicks: n,
+        unique_clicks: unique,
+        bot_clicks: bots,
+      })),
     };
-    rows.push([newEventId(last), CLICKS_RECORDED, CLICKS_RECORDED_VERSION, programId, JSON.stringify(data), last]);
+    rows.push([newEventId(part.last), CLICKS_RECORDED, CLICKS_RECORDED_VERSION, programId, JSON.stringify(data), part.last]);
   }
   return rows;
 }

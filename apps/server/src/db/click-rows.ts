@@ -58,16 +58,7 @@ export interface BatchRows {
   outbox: Row[];
   links: Array<{ id: number; n: number; at: number }>;
   enrollments: Array<{ partnerId: number; programId: number; n: number; at: number }>;
-  /** The batch's rollup increments (ROLLUP_CLICK_COLUMNS), summed per key and sorted by it. */
-  rollups: Row[];
 }
-
-/**
- * The columns of the rollup rows a click batch adds to (stats_rollups, docs/analytics.md): the key,
- * then the click counters. An existing row's counters are incremented by these.
- */
-export const ROLLUP_KEY_COLUMNS = ['program_id', 'span', 'bucket', 'partner_id', 'link_id', 'dim', 'value', 'currency'] as const;
-export const ROLLUP_CLICK_COLUMNS = [...ROLLUP_KEY_COLUMNS, 'clicks', 'unique_clicks', 'bot_clicks'] as const;
 
 /** Commits one reduced batch atomically: all of it or nothing. */
 export interface BatchWriter {

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { CLICK_EVENT_COLUMNS, CLICK_OUTBOX_COLUMNS, CUSTOMER_COLUMNS, ROLLUP_CLICK_COLUMNS, ROLLUP_KEY_COLUMNS, type BatchRows, type BatchWriter } from './click-rows.js';
+import { CLICK_EVENT_COLUMNS, CLICK_OUTBOX_COLUMNS, CUSTOMER_COLUMNS, type BatchRows, type BatchWriter } from './click-rows.js';
 import { writeLockFor } from './sqlite-write-lock.js';
 
 /** From the sources the thread is a sibling of this module; in dist, tsup puts it beside the chunk. */
@@ -73,7 +73,7 @@ class ThreadWriter implements BatchWriter {
   }
 
   private start(): Worker {
-    const worker = new Worker(workerFile(this.options.name), { workerData: { ...this.options.workerData, customerColumns: CUSTOMER_COLUMNS, eventColumns: CLICK_EVENT_COLUMNS, outboxColumns: CLICK_OUTBOX_COLUMNS, rollupColumns: ROLLUP_CLICK_COLUMNS, rollupKeyColumns: ROLLUP_KEY_COLUMNS } });
+    const worker = new Worker(workerFile(this.options.name), { workerData: { ...this.options.workerData, customerColumns: CUSTOMER_COLUMNS, eventColumns: CLICK_EVENT_COLUMNS, outboxColumns: CLICK_OUTBOX_COLUMNS } });
     // The HTTP server keeps the process alive while there is work; the thread never should.
     worker.unref();
     worker.on('message', (reply: Reply) => {

@@ -14,8 +14,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import pg from 'pg';
 
-/** @type {{ connectionString: string, schema?: string, connections: number, customerColumns: string[], eventColumns: string[], outboxColumns: string[], rollupColumns: string[] }} */
-const { connectionString, schema, connections, customerColumns, eventColumns, outboxColumns, rollupColumns } = workerData;
+/** @type {{ connectionString: string, schema?: string, connections: number, customerColumns: string[], eventColumns: string[], outboxColumns: string[] }} */
+const { connectionString, schema, connections, customerColumns, eventColumns, outboxColumns } = workerData;
 
 /** Column types of the function's array parameters; every other column of these tables is text. */
 /** @type {Record<string, string>} */
@@ -25,11 +25,6 @@ const TYPES = {
   link_id: 'int4',
   is_test: 'bool',
   is_bot: 'bool',
-  span: 'int2',
-  bucket: 'int4',
-  clicks: 'int8',
-  unique_clicks: 'int8',
-  bot_clicks: 'int8',
   click_at: 'int8',
   click_timestamp: 'int8',
   created_at: 'int8',
@@ -47,8 +42,16 @@ if (schema) pool.on('connect', (client) => void client.query(`set search_path to
  * one round trip commits it; the arguments are the columns as typed arrays, then the link and the
  * partner-program increments, which the batcher sorted by key (so two batches lock the counter
  * rows in the same order and never deadlock), then the batch's outbox rows (its `clicks.recorded`
- * events), which commit with its clicks, then its rollup increments (summed and sorted per key).
+ * events), which commit with its clicks, then rollup rows — always none now: the batch's clicks
+ * reach the rollups through its outbox rows (jobs/stats-clicks.ts), and version 3 stays the
+ * function called so that no migration is needed and a server of the previous release can run
+ * beside this one during a deploy.
  */
+/** Version 3's rollup parameters (migration 20261125160000_stats_rollups), always passed empty. */
+const ROLLUP_PARAMETERS = [
+  ['r_program_id', 'int4'], ['r_span', 'int2'], ['r_bucket', 'int4'], ['r_partner_id', 'int4'], ['r_link_id', 'int4'],
+  ['r_dim', 'text'], ['r_value', 'text'], ['r_currency', 'text'], ['r_clicks', 'int8'], ['r_unique_clicks', 'int8'], ['r_bot_clicks', 'int8'],
+];
 /** The function's parameters, named after the columns, in the order of the values below. */
 const PARAMETERS = [
   ...customerColumns.map((c) => [`c_${c}`, TYPES[c] ?? 'text']),
@@ -56,7 +59,7 @@ const PARAMETERS = [
   ['l_id', 'int4'], ['l_n', 'int8'], ['l_at', 'int8'],
   ['p_partner_id', 'int4'], ['p_program_id', 'int4'], ['p_n', 'int8'], ['p_at', 'int8'],
   ...outboxColumns.map((c) => [`o_${c}`, TYPES[c] ?? 'text']),
-  ...rollupColumns.map((c) => [`r_${c}`, TYPES[c] ?? 'text']),
+  ...ROLLUP_PARAMETERS,
 ];
 // Named arguments: a column list that no longer matches the function fails loudly instead of
 // writing values into the wrong columns.
@@ -75,10 +78,9 @@ const columnsOf = (rows, width) => Array.from({ length: width }, (_, i) => rows.
  * @property {unknown[][]} outbox
  * @property {Array<{ id: number, n: number, at: number }>} links
  * @property {Array<{ partnerId: number, programId: number, n: number, at: number }>} enrollments
- * @property {unknown[][]} rollups
  * @param {BatchRows} rows
  */
-async function writeBatch({ customers, events, outbox, links, enrollments, rollups }) {
+async function writeBatch({ customers, events, outbox, links, enrollments }) {
   await pool.query({
     ...RECORD_CLICKS,
     values: [
@@ -92,7 +94,7 @@ async function writeBatch({ customers, events, outbox, links, enrollments, rollu
       enrollments.map((e) => e.n),
       enrollments.map((e) => e.at),
       ...columnsOf(outbox, outboxColumns.length),
-      ...columnsOf(rollups, rollupColumns.length),
+      ...ROLLUP_PARAMETERS.map(() => []),
     ],
   });
 }

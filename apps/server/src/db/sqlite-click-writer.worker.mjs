@@ -18,8 +18,8 @@ const LOCK_WRITER_THREAD = 2;
 /** How long the thread lets a waiting event loop go first before it takes a free lock anyway. */
 const YIELD_MS = 5;
 
-/** @type {{ filename: string, lock: SharedArrayBuffer, customerColumns: string[], eventColumns: string[], outboxColumns: string[], rollupColumns: string[], rollupKeyColumns: string[] }} */
-const { filename, lock, customerColumns, eventColumns, outboxColumns, rollupColumns, rollupKeyColumns } = workerData;
+/** @type {{ filename: string, lock: SharedArrayBuffer, customerColumns: string[], eventColumns: string[], outboxColumns: string[] }} */
+const { filename, lock, customerColumns, eventColumns, outboxColumns } = workerData;
 const word = new Int32Array(lock);
 
 const db = new Database(filename);
@@ -99,26 +99,9 @@ function insertOutbox(rows) {
  * @property {unknown[][]} outbox
  * @property {Array<{ id: number, n: number, at: number }>} links
  * @property {Array<{ partnerId: number, programId: number, n: number, at: number }>} enrollments
- * @property {unknown[][]} rollups
  */
 
-/**
- * The batch's rollup increments (stats_rollups, docs/analytics.md), summed per key by the batcher:
- * one upsert per key, a prepared statement run per row as the clicks' inserts are (SQLite has no
- * round trips to save by putting them in one statement).
- * @param {unknown[][]} rows values in the order of `rollupColumns`
- */
-function upsertRollups(rows) {
-  if (rows.length === 0) return;
-  const counters = rollupColumns.slice(rollupKeyColumns.length);
-  const stmt = statement(
-    `insert into stats_rollups (${rollupColumns.join(', ')}) values (${rollupColumns.map(() => '?').join(', ')}) ` +
-      `on conflict (${rollupKeyColumns.join(', ')}) do update set ${counters.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`,
-  );
-  for (const row of rows) stmt.run(row);
-}
-
-const writeBatch = db.transaction(/** @param {BatchRows} rows */ ({ customers, events, outbox, links, enrollments, rollups }) => {
+const writeBatch = db.transaction(/** @param {BatchRows} rows */ ({ customers, events, outbox, links, enrollments }) => {
   insertAll('customers', customerColumns, customers);
   insertAll('click_events', eventColumns, events);
   insertOutbox(outbox);
@@ -126,7 +109,6 @@ const writeBatch = db.transaction(/** @param {BatchRows} rows */ ({ customers, e
   for (const { id, n, at } of links) link.run(n, at, id);
   const enrollment = statement('update partner_programs set clicks = clicks + ?, last_clicked_at = max(coalesce(last_clicked_at, 0), ?) where partner_id = ? and program_id = ?');
   for (const { partnerId, programId, n, at } of enrollments) enrollment.run(n, at, partnerId, programId);
-  upsertRollups(rollups);
 });
 
 const port = parentPort;

@@ -10,8 +10,9 @@
  *
  * Click and lead counters sit on rows of currency ''; a sale's and a refund's on rows of their
  * currency. Increments are summed per key before they are written, and written in key order, by
- * everyone: the click batch (one upsert in its transaction) and the lead, sale and refund units
- * of work (one upsert, last in theirs), so no two writers lock rollup rows in opposite orders.
+ * every writer — the outbox consumers of clicks and of leads, sales and refunds
+ * (jobs/stats-clicks.ts, jobs/stats-conversions.ts) and `stats rebuild` — so no two writers lock
+ * rollup rows in opposite orders.
  */
 import type { Knex } from 'knex';
 import { STATS_DIMENSIONS } from '@reftrack/contract';

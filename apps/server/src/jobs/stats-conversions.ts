@@ -1,6 +1,6 @@
 /**
  * Leads, sales and refunds in the stats rollups (docs/analytics.md, "Rollups"): an outbox consumer.
- * Clicks are rolled up by the click batch in its own transaction; conversions are rolled up here,
+ * Clicks are rolled up from their batches' events (jobs/stats-clicks.ts); conversions are rolled up here,
  * from the events the domain core wrote with them, in batches — not in the lead's or sale's own
  * transaction. There each one cost a read of its click and an upsert of up to 30 rollup rows that
  * every conversion of the program also locks (measured: ~0.43 ms per sale on SQLite, ~1.6 ms on

@@ -10,6 +10,7 @@ import type { Knex } from 'knex';
 import { bool } from '../db/knex.js';
 import { outboxTail } from '../db/outbox.js';
 import { STATS_CONVERSIONS_CONSUMER } from '../jobs/stats-conversions.js';
+import { STATS_CLICKS_CONSUMER } from '../jobs/stats-clicks.js';
 import { RollupSet, upsertRollups, type Counters } from '../db/stats-rollups.js';
 import { clickDimensions, type ClickFacts } from '../domain/click-dimensions.js';
 import { UniqueClickWindow } from '../domain/unique-clicks.js';
@@ -103,14 +104,15 @@ async function rebuildConversions(db: Knex, kind: 'leads' | 'sales' | 'refunds',
 }
 
 /**
- * Moves the conversions consumer's cursor (jobs/stats-conversions.ts) to the outbox's end: every
- * lead, sale and refund committed so far is counted by this rebuild from the raw tables, and must
- * not be counted again from its event.
+ * Moves the stats consumers' cursors (jobs/stats-clicks.ts, jobs/stats-conversions.ts) to the
+ * outbox's end: every click, lead, sale and refund committed so far is counted by this rebuild from
+ * the raw tables, and must not be counted again from its event.
  */
 async function skipCountedEvents(trx: Knex.Transaction): Promise<void> {
   const tail = await outboxTail(trx);
+  const now = Date.now();
   await trx('outbox_cursors')
-    .insert({ consumer: STATS_CONVERSIONS_CONSUMER, last_txid: tail?.txid ?? 0, last_id: tail?.id ?? 0, updated_at: Date.now() })
+    .insert([STATS_CLICKS_CONSUMER, STATS_CONVERSIONS_CONSUMER].map((consumer) => ({ consumer, last_txid: tail?.txid ?? 0, last_id: tail?.id ?? 0, updated_at: now })))
     .onConflict('consumer')
     .merge();
 }

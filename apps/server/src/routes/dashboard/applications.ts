@@ -3,7 +3,7 @@
  * the owner's side of applications (docs/partners.md, "Applications").
  */
 import type { Context } from 'koa';
-import { DECISION_STATUSES, ERRORS, type DecisionStatus } from '@reftrack/contract';
+import { ERRORS } from '@reftrack/contract';
 import type { AppDeps } from '../../deps.js';
 import { fail } from '../../api-error.js';
 import { readBody } from '../../http/input.js';
@@ -11,13 +11,13 @@ import { requestActor } from '../../auth/actor.js';
 import { parseId, programWithRole } from '../../auth/workspace-access.js';
 import { isUniqueViolation } from '../../db/knex.js';
 import { approveApplication, declineApplication, listApplications } from '../../domain/applications.js';
-import { parseDecline } from '../../domain/decision-input.js';
+import { decisionStatusFilter, parseDecline } from '../../domain/decision-input.js';
 
 export function listApplicationsRoute(deps: AppDeps) {
   return async function handleList(ctx: Context): Promise<void> {
     const programId = parseId(ctx.params.id);
     const { workspaceId } = await programWithRole(deps.db, ctx.state.account!.accountId, programId, 'partners:read');
-    const status = typeof ctx.query.status === 'string' && DECISION_STATUSES.includes(ctx.query.status as DecisionStatus) ? (ctx.query.status as DecisionStatus) : undefined;
+    const status = decisionStatusFilter(ctx.query.status);
     ctx.body = { success: true, data: await listApplications(deps.db, programId, workspaceId, { status }) };
   };
 }
