@@ -130,6 +130,22 @@ describe(`[${dbKind}] 4.3 POST /api/v1/track/sale`, () => {
     expect(retry.status).toBe(200);
   });
 
+  it('concurrent first sales of one customer on a first-sale-only program: exactly one pays a commission', async () => {
+    const { customerKey } = await leadCustomer('first');
+    const ids = Array.from({ length: 10 }, () => txn('first'));
+    const before = await s.db('partner_programs').where({ partner_id: 1, program_id: 1 }).first('sales');
+    const answers = await Promise.all(ids.map((t) => sale(s, { transaction_id: t, customer_key: customerKey })));
+    expect(answers.map((r) => r.status)).toEqual(ids.map(() => 200));
+    const reasons = answers.map((r) => r.body.data.commission_reason);
+    expect(reasons.filter((r) => r === null)).toHaveLength(1);
+    expect(reasons.filter((r) => r === 'first_sale_only')).toHaveLength(9);
+    const saleIds = answers.map((r) => r.body.data.sale_id);
+    expect(await s.db('commissions').whereIn('sale_id', saleIds)).toHaveLength(1);
+    expect(await s.db('sale_events').whereIn('processor_event_id', ids)).toHaveLength(10);
+    const after = await s.db('partner_programs').where({ partner_id: 1, program_id: 1 }).first('sales');
+    expect(Number(after.sales) - Number(before.sales)).toBe(10);
+  });
+
   it('a sale that fails among concurrent sales takes back only its own rows', async () => {
     const customers = await Promise.all([1, 2, 3, 4, 5].map(() => leadCustomer('group')));
     const ids = customers.map(() => txn('group'));

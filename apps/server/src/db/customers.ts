@@ -32,7 +32,7 @@ function customerQuery(db: Knex): Knex.QueryBuilder {
 }
 
 /** Real flows see only real customers; synthetic chains (`test`) see only their test-flagged ones. */
-function toRecord(row: Record<string, unknown> | undefined, test: boolean): CustomerRecord | undefined {
+export function toRecord(row: Record<string, unknown> | undefined, test: boolean): CustomerRecord | undefined {
   if (!row || bool(row.is_test) !== test) return undefined;
   return {
     id: row.id as number,

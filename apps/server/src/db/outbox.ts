@@ -71,15 +71,23 @@ export async function flushBufferedEvents(trx: Knex.Transaction): Promise<void> 
   }
 }
 
+/** An outbox row's columns: event_id, type, version, workspace_id (null: the program's), program_id, payload, actor, occurred_at. */
+export type EventRow = [string, DomainEventType, number, number | null, number | null, string, string | null, number];
+
+/** The row `e` is stored as, with a new event id. */
+export function eventRow(e: NewEvent): EventRow {
+  return [newEventId(e.occurredAt), e.type, DOMAIN_EVENT_VERSIONS[e.type], e.workspaceId ?? null, e.programId, JSON.stringify(e.data), e.actor ? JSON.stringify(e.actor) : null, e.occurredAt];
+}
+
 /** Appends `events` in the caller's transaction (in one statement, or to its group's buffer); answers their ids. */
 export async function appendEvents(trx: Knex | Knex.Transaction, events: NewEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const ids: string[] = [];
   const rows: Knex.RawBinding[][] = [];
   for (const e of events) {
-    const id = newEventId(e.occurredAt);
+    const [id, type, version, workspaceId, programId, payload, actor, occurredAt] = eventRow(e);
     ids.push(id);
-    rows.push([id, e.type, DOMAIN_EVENT_VERSIONS[e.type], e.workspaceId ?? null, e.programId, e.programId, JSON.stringify(e.data), e.actor ? JSON.stringify(e.actor) : null, e.occurredAt]);
+    rows.push([id, type, version, workspaceId, programId, programId, payload, actor, occurredAt]);
   }
   const buffer = buffers.get(trx as Knex.Transaction);
   if (buffer) buffer.push(...rows);

@@ -8,9 +8,12 @@ import type { Knex } from 'knex';
 import { ERRORS, type LeadResponse } from '@reftrack/contract';
 import { fail } from '../api-error.js';
 import { insertId } from '../db/insert-id.js';
-import { appendEvents } from '../db/outbox.js';
+import { appendEvents, eventRow, type NewEvent } from '../db/outbox.js';
 import { findCustomer, type CustomerRecord } from '../db/customers.js';
 import type { Atomic } from '../db/atomic.js';
+import { isSqlite } from '../db/knex.js';
+import { onPgConnection, readForLead, writeLead } from '../db/pg-tracking.js';
+import type { AppDeps } from '../deps.js';
 import { leadObject } from './event-objects.js';
 
 export interface LeadInput {
@@ -58,9 +61,40 @@ export function recordTestLeadFor(atomic: Atomic, input: LeadInput, programId: n
   });
 }
 
+/** 7.4's refusals before a lead is recorded, in the spec's order, and the 3.1 rule that only `click` moves on. */
+function checkLead(customer: CustomerRecord | undefined, programId: number | undefined): asserts customer is CustomerRecord {
+  if (!customer) fail(ERRORS.leadCustomerNotFound);
+  if (programId !== undefined && customer.programId !== programId) fail(ERRORS.leadWrongProgram);
+  if (customer.status !== 'click') fail(ERRORS.leadStatus, { status: customer.status });
+}
+
+/** A new settled lead (no provisional one to settle). */
+function settledLeadRow(customer: CustomerRecord, input: LeadInput, customerKey: string | null, source: LeadSource, now: number, test: boolean) {
+  return {
+    program_id: customer.programId,
+    customer_id: customer.id,
+    click_id: customer.clickId,
+    customer_key: customerKey,
+    email: input.email,
+    session_id: input.sessionId,
+    page_url: input.pageUrl,
+    provisional: false,
+    source,
+    is_test: test,
+    lead_timestamp: now,
+    settled_at: now,
+    created_at: now,
+  };
+}
+
+/** `lead.created`, or `lead.settled` when a provisional lead was settled. */
+function settledLeadEvent(customer: CustomerRecord, leadId: number, customerKey: string | null, source: LeadSource, leadAt: number, now: number, settledProvisional: boolean): NewEvent {
+  const lead = leadObject({ programId: customer.programId, clickId: customer.clickId, partnerId: customer.partnerId, id: leadId, customerKey, provisional: false, source, createdAt: leadAt, settledAt: now });
+  return { type: settledProvisional ? 'lead.settled' : 'lead.created', programId: customer.programId, workspaceId: customer.workspaceId, data: { lead }, occurredAt: now };
+}
+
 /** The 3.1 transitions from `click` (and from a provisional lead). */
 async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input: LeadInput, source: LeadSource, now: number, test: boolean): Promise<LeadResponse> {
-  if (customer.status !== 'click') fail(ERRORS.leadStatus, { status: customer.status });
   const provisional = customer.provisionalLeadId === null ? undefined : { id: customer.provisionalLeadId };
   const facts = { programId: customer.programId, clickId: customer.clickId, partnerId: customer.partnerId };
   if (source === 'browser' && customer.leadAuth === 'server_required') {
@@ -93,21 +127,7 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
     leadAt = Number(row?.lead_timestamp ?? now);
     await trx('lead_events').where({ id: leadId }).update({ provisional: false, settled_at: now, source, customer_key: customerKey, email: input.email });
   } else {
-    leadId = await insertId(trx, 'lead_events', {
-      program_id: customer.programId,
-      customer_id: customer.id,
-      click_id: customer.clickId,
-      customer_key: customerKey,
-      email: input.email,
-      session_id: input.sessionId,
-      page_url: input.pageUrl,
-      provisional: false,
-      source,
-      is_test: test,
-      lead_timestamp: now,
-      settled_at: now,
-      created_at: now,
-    });
+    leadId = await insertId(trx, 'lead_events', settledLeadRow(customer, input, customerKey, source, now, test));
   }
   const updated = await trx('customers')
     .where({ id: customer.id, status: 'click' })
@@ -116,11 +136,12 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
   if (updated === 0) fail(ERRORS.leadStatus, { status: 'lead' });
   if (!test) {
     if (customer.partnerId !== null) await trx('partner_programs').where({ partner_id: customer.partnerId, program_id: customer.programId }).increment('leads', 1);
-    const lead = leadObject({ ...facts, id: leadId, customerKey, provisional: false, source, createdAt: leadAt, settledAt: now });
-    await appendEvents(trx, [{ type: provisional ? 'lead.settled' : 'lead.created', programId: customer.programId, workspaceId: customer.workspaceId, data: { lead }, occurredAt: now }]);
+    await appendEvents(trx, [settledLeadEvent(customer, leadId, customerKey, source, leadAt, now, provisional !== undefined)]);
   }
-  return { success: true, data: { click_id: customer.clickId, customer_status: 'lead', lead_id: leadId } };
+  return settledLeadResponse(customer, leadId);
 }
+
+const settledLeadResponse = (customer: CustomerRecord, leadId: number): LeadResponse => ({ success: true, data: { click_id: customer.clickId, customer_status: 'lead', lead_id: leadId } });
 
 /**
  * A lead after authentication and validation, in one unit of work. `programId` is the key's
@@ -130,8 +151,38 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
 export function createLead(atomic: Atomic, programId: number | undefined, input: LeadInput, source: LeadSource, now: number, test = false): Promise<LeadResponse> {
   return atomic(async (trx) => {
     const customer = await findCustomer(trx, input, programId, test);
-    if (!customer) fail(ERRORS.leadCustomerNotFound);
-    if (programId !== undefined && customer.programId !== programId) fail(ERRORS.leadWrongProgram);
+    checkLead(customer, programId);
     return recordLead(trx, customer, input, source, now, test);
   });
+}
+
+/**
+ * The lead route's unit (a real lead, not a synthetic chain's). On PostgreSQL the plain 3.1
+ * transition from `click` — every lead but a provisional one or one settling a provisional one —
+ * is one read and one write statement (db/pg-tracking.ts), decided by the same checks and rows as
+ * createLead; the write changes the customer only if it is still in `click`, and otherwise writes
+ * nothing and answers what createLead answers a concurrent lead that lost: the status 400 with
+ * `lead`. Everything else, and SQLite (group-committed), runs createLead.
+ */
+export async function createStandaloneLead(deps: Pick<AppDeps, 'db' | 'atomic' | 'outbox'>, programId: number | undefined, input: LeadInput, source: LeadSource, now: number): Promise<LeadResponse> {
+  if (isSqlite(deps.db)) return createLead(deps.atomic, programId, input, source, now);
+  const response = await onPgConnection(deps.db, async (conn) => {
+    const { customer, leadId } = await readForLead(conn, input, programId);
+    checkLead(customer, programId);
+    const provisionalInvolved = customer.provisionalLeadId !== null || (source === 'browser' && customer.leadAuth === 'server_required');
+    if (provisionalInvolved || leadId === null) return undefined;
+    const customerKey = input.customerKey ?? customer.customerKey;
+    const written = await writeLead(conn, {
+      customerId: customer.id,
+      row: { id: leadId, ...settledLeadRow(customer, input, customerKey, source, now, false) },
+      customerEmail: input.email || null,
+      countFor: customer.partnerId,
+      events: [eventRow(settledLeadEvent(customer, leadId, customerKey, source, now, now, false))],
+    });
+    if (!written) fail(ERRORS.leadStatus, { status: 'lead' });
+    return settledLeadResponse(customer, leadId);
+  });
+  if (!response) return createLead(deps.atomic, programId, input, source, now);
+  deps.outbox.poke();
+  return response;
 }

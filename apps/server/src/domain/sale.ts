@@ -8,10 +8,11 @@ import { ERRORS, LIMITS, type CommissionReviewReason, type CommissionType, type 
 import { ApiError, fail } from '../api-error.js';
 import type { AppDeps } from '../deps.js';
 import { insertId } from '../db/insert-id.js';
-import { appendEvents, type NewEvent } from '../db/outbox.js';
+import { appendEvents, eventRow, type NewEvent } from '../db/outbox.js';
 import { findCustomer, type CustomerRecord } from '../db/customers.js';
-import { isUniqueViolation } from '../db/knex.js';
+import { isSqlite, isUniqueViolation } from '../db/knex.js';
 import { inSavepoint } from '../db/savepoint.js';
+import { isRefusedStatement, onPgConnection, readForSale, writeSale, type PgUnit, type SaleWrite, type SaleWritten } from '../db/pg-tracking.js';
 import { withinAttributionWindow } from './attribution.js';
 import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from './commission.js';
 import { commissionObject, saleObject } from './event-objects.js';
@@ -86,37 +87,84 @@ export async function recordTestSale(trx: Knex.Transaction, input: SaleInput, pr
   return { kind: 'recorded', response: { success: true, data: { test_mode: true, sale_id: saleId, transaction_id: transactionId!, commission_reason: 'test_mode' } } };
 }
 
+/** The key program's terms and the customer's partner's enrolment in it (null: not enrolled). */
+export interface ProgramTerms {
+  commission_type: unknown;
+  commission_rate: unknown;
+  attribution_window_days: unknown;
+  commission_hold_days: unknown;
+  enrollment_id: unknown;
+}
+
+/** 7.5's refusals about the customer, in the spec's order. */
+function checkSaleCustomer(customer: CustomerRecord | undefined, programId: number): asserts customer is CustomerRecord {
+  if (!customer) fail(ERRORS.saleCustomerNotFound);
+  if (customer.programId !== programId) fail(ERRORS.saleOtherProgram);
+}
+
+function checkEnrollment(customer: CustomerRecord, program: ProgramTerms): void {
+  if (customer.partnerId !== null && program.enrollment_id == null) fail(ERRORS.saleNoPartnerProgram);
+}
+
+const UNATTRIBUTED: SaleOutcome = { kind: 'recorded', response: { success: true, data: { attributed: false, reason: 'attribution_window_expired' } } };
+
+const attributed = (customer: CustomerRecord, program: ProgramTerms, input: SaleInput): boolean =>
+  withinAttributionWindow({ clickAt: customer.clickAt, leadAt: customer.leadAt, convertedAt: customer.convertedAt, windowDays: Number(program.attribution_window_days), paymentAt: input.occurredAt });
+
+/** Rules 3-4: the sale's row, and why it pays no commission (null: it pays one). */
+function saleTerms(customer: CustomerRecord, program: ProgramTerms, input: SaleInput, programId: number, now: number, test: boolean) {
+  const type = program.commission_type as CommissionType;
+  const pays = paysThisSale(type, customer.convertedAt !== null);
+  const reason: NoCommissionReason | null = customer.partnerId === null ? 'no_partner' : test ? 'test_mode' : pays ? null : 'first_sale_only';
+  const row = { ...saleRow(input, programId, input.transactionId!, customer, now), is_test: test || input.testMode, commission_reason: reason };
+  return { type, reason, row };
+}
+
+/**
+ * The commission of a paying sale (its ids aside). The hold (docs/commissions.md): the approval
+ * job approves it when this passes without a refund. A self-referral is held for the owner's review
+ * instead: no hold end, so the job never approves it.
+ */
+function commissionTerms(customer: CustomerRecord, program: ProgramTerms, type: CommissionType, input: SaleInput, programId: number, now: number, review: CommissionReviewReason[]) {
+  const amount = commissionAmount(type, Number(program.commission_rate), input.amountCents!, input.currency);
+  const holdUntil = review.length > 0 ? null : now + Number(program.commission_hold_days ?? LIMITS.commissionHoldDaysDefault) * DAY_MS;
+  return { program_id: programId, partner_id: customer.partnerId!, customer_id: customer.id, amount_cents: amount, currency: input.currency, status: 'pending', hold_until: holdUntil, review_reasons: review.length > 0 ? review.join(' ') : null, created_at: now, updated_at: now };
+}
+
+const feeTerms = (amount: number) => ({ amount_cents: platformFee(amount), rate_bps: PLATFORM_FEE_BPS, status: 'pending' });
+
+const saleCreated = (saleId: number, row: ReturnType<typeof saleTerms>['row'], customer: CustomerRecord, programId: number, now: number): NewEvent => ({
+  type: 'sale.created', programId, workspaceId: customer.workspaceId, data: { sale: saleObject(saleId, row, customer.customerKey, customer.partnerId) }, occurredAt: now,
+});
+
+const commissionCreated = (commission: Record<string, unknown>, customer: CustomerRecord, programId: number, now: number): NewEvent => ({
+  type: 'commission.created', programId, workspaceId: customer.workspaceId, data: { commission: commissionObject(commission) }, occurredAt: now,
+});
+
+function recorded(saleId: number, input: SaleInput, commissionId: number | null, amount: number, reason: NoCommissionReason | null): SaleOutcome {
+  return {
+    kind: 'recorded',
+    response: { success: true, data: { attributed: true, sale_id: saleId, transaction_id: input.transactionId!, commission_id: commissionId, commission_amount_cents: amount, currency: input.currency, commission_reason: reason } },
+  };
+}
+
 /**
  * Rules 2-5 for a real sale. `test` (synthetic chains) runs the same attribution on test-flagged
  * customers and stores a test-flagged sale without commission, fee, metrics or events.
  */
 export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: SaleInput, programId: number, now: number, test = false): Promise<SaleOutcome> {
   const customer = await findCustomer(trx, { clickId: input.clickId, customerKey: input.customerKey }, programId, test);
-  if (!customer) fail(ERRORS.saleCustomerNotFound);
-  if (customer.programId !== programId) fail(ERRORS.saleOtherProgram);
+  checkSaleCustomer(customer, programId);
   // The program's terms and the customer's partner-program relationship, in one read.
-  const program = await trx('programs as p')
+  const program: ProgramTerms = await trx('programs as p')
     .leftJoin('partner_programs as pp', (on) => on.on('pp.program_id', 'p.id').andOnVal('pp.partner_id', customer.partnerId ?? -1))
     .where('p.id', programId)
     .first('p.commission_type', 'p.commission_rate', 'p.attribution_window_days', 'p.commission_hold_days', 'pp.id as enrollment_id');
-  if (customer.partnerId !== null && program.enrollment_id == null) fail(ERRORS.saleNoPartnerProgram);
-  const attributed = withinAttributionWindow({
-    clickAt: customer.clickAt,
-    leadAt: customer.leadAt,
-    convertedAt: customer.convertedAt,
-    windowDays: program.attribution_window_days,
-    paymentAt: input.occurredAt,
-  });
-  if (!attributed) {
-    return { kind: 'recorded', response: { success: true, data: { attributed: false, reason: 'attribution_window_expired' } } };
-  }
-  const transactionId = input.transactionId!;
-  const type = program.commission_type as CommissionType;
-  const pays = paysThisSale(type, customer.convertedAt !== null);
-  const reason: NoCommissionReason | null = customer.partnerId === null ? 'no_partner' : test ? 'test_mode' : pays ? null : 'first_sale_only';
-  const row = { ...saleRow(input, programId, transactionId, customer, now), is_test: test || input.testMode, commission_reason: reason };
+  checkEnrollment(customer, program);
+  if (!attributed(customer, program, input)) return UNATTRIBUTED;
+  const { type, reason, row } = saleTerms(customer, program, input, programId, now, test);
   const saleId = await insertSale(trx, row);
-  const events: NewEvent[] = test ? [] : [{ type: 'sale.created', programId, workspaceId: customer.workspaceId, data: { sale: saleObject(saleId, row, customer.customerKey, customer.partnerId) }, occurredAt: now }];
+  const events: NewEvent[] = test ? [] : [saleCreated(saleId, row, customer, programId, now)];
   // 7.5: the sale is stored before this refusal, so a resend answers 409.
   if (customer.partnerId === null) {
     await appendEvents(trx, events);
@@ -126,23 +174,91 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   let commissionId: number | null = null;
   let amount = 0;
   if (reason === null) {
-    amount = commissionAmount(type, Number(program.commission_rate), input.amountCents!, input.currency);
-    // The hold (docs/commissions.md): the approval job approves it when this passes without a refund.
-    // A self-referral is held for the owner's review instead: no hold end, so the job never approves it.
-    const review = test ? [] : await selfReferralReasons(trx, customer.id, customer.partnerId, input.processorEmail ?? null);
-    const holdUntil = review.length > 0 ? null : now + Number(program.commission_hold_days ?? LIMITS.commissionHoldDaysDefault) * DAY_MS;
-    const commission = { sale_id: saleId, program_id: programId, partner_id: customer.partnerId, customer_id: customer.id, amount_cents: amount, currency: input.currency, status: 'pending', hold_until: holdUntil, review_reasons: review.length > 0 ? review.join(' ') : null, created_at: now, updated_at: now };
+    const review = test ? [] : reviewReasons(await selfReferralEmails(trx, customer.id, customer.partnerId), input.processorEmail ?? null);
+    const commission = { sale_id: saleId, ...commissionTerms(customer, program, type, input, programId, now, review) };
+    amount = commission.amount_cents;
     commissionId = await insertId(trx, 'commissions', commission);
-    await trx('platform_fees').insert({ commission_id: commissionId, sale_id: saleId, program_id: programId, amount_cents: platformFee(amount), currency: input.currency, rate_bps: PLATFORM_FEE_BPS, status: 'pending', created_at: now });
-    events.push({ type: 'commission.created', programId, workspaceId: customer.workspaceId, data: { commission: commissionObject({ id: commissionId, ...commission }) }, occurredAt: now });
+    await trx('platform_fees').insert({ commission_id: commissionId, sale_id: saleId, program_id: programId, ...feeTerms(amount), currency: input.currency, created_at: now });
+    events.push(commissionCreated({ id: commissionId, ...commission }, customer, programId, now));
   }
   if (customer.convertedAt === null) await trx('customers').where({ id: customer.id }).update({ converted_at: now });
   if (!test) await updatePartnerMetrics(trx, deps, customer.partnerId, programId, input.amountCents!);
   await appendEvents(trx, events);
-  return {
-    kind: 'recorded',
-    response: { success: true, data: { attributed: true, sale_id: saleId, transaction_id: transactionId, commission_id: commissionId, commission_amount_cents: amount, currency: input.currency, commission_reason: reason } },
+  return recorded(saleId, input, commissionId, amount, reason);
+}
+
+/**
+ * The sale route's unit. On PostgreSQL a real sale is one read (the customer, the terms, the
+ * partner's e-mail and the ids the writes take: db/pg-tracking.ts) and one write statement,
+ * decided by the same checks and terms as recordSale. When the decision rested on an unconverted
+ * customer, the write converts it only if still unconverted; if a concurrent sale converted it
+ * first, nothing was written and the sale is decided again on a fresh read. A test-mode sale, and
+ * SQLite (group-committed), run the transactional path.
+ */
+export async function recordStandaloneSale(deps: SaleDeps & Pick<AppDeps, 'db' | 'atomic' | 'outbox'>, input: SaleInput, programId: number, now: number): Promise<SaleOutcome> {
+  if (input.testMode) return deps.atomic((trx) => recordTestSale(trx, input, programId, now));
+  if (isSqlite(deps.db)) return deps.atomic((trx) => recordSale(trx, deps, input, programId, now));
+  const outcome = await onPgConnection(deps.db, async (conn) => {
+    // converted_at only ever goes from null to a time, so a second decision cannot be stale.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const result = await decideAndWriteSale(conn, deps, input, programId, now);
+      if (result !== 'stale') return result;
+    }
+    throw new Error('sale decided on a stale customer three times');
+  });
+  deps.outbox.poke();
+  return outcome;
+}
+
+async function decideAndWriteSale(conn: PgUnit, deps: SaleDeps, input: SaleInput, programId: number, now: number): Promise<SaleOutcome | 'stale'> {
+  const read = await readForSale(conn, input, programId);
+  const { customer, program } = read;
+  checkSaleCustomer(customer, programId);
+  checkEnrollment(customer, program);
+  if (!attributed(customer, program, input)) return UNATTRIBUTED;
+  const { type, reason, row } = saleTerms(customer, program, input, programId, now, false);
+  const saleId = read.saleId!;
+  const events = [saleCreated(saleId, row, customer, programId, now)];
+  const partnered = customer.partnerId !== null;
+  // The point between the sale and its commission in recordSale; here nothing is written yet.
+  if (partnered) await deps.faults.afterSaleInsert?.();
+  let commission: (ReturnType<typeof commissionTerms> & { id: number; sale_id: number }) | null = null;
+  if (reason === null) {
+    commission = { id: read.commissionId!, sale_id: saleId, ...commissionTerms(customer, program, type, input, programId, now, reviewReasons(read.emails, input.processorEmail ?? null)) };
+    events.push(commissionCreated(commission, customer, programId, now));
+  }
+  const write: SaleWrite = {
+    convertCustomer: partnered && customer.convertedAt === null ? customer.id : null,
+    now,
+    sale: { id: saleId, ...row },
+    partnerId: customer.partnerId,
+    commission,
+    fee: commission && feeTerms(commission.amount_cents),
+    countMetrics: partnered,
+    events: events.map(eventRow),
   };
+  let written: SaleWritten;
+  try {
+    written = await writeSaleOnce(write);
+  } catch (err) {
+    // Rule 5: the metrics are best effort. A refused statement wrote nothing; without them, the sale goes in.
+    if (!write.countMetrics || !isRefusedStatement(err)) throw err;
+    deps.logger.warn({ err }, 'partner metrics update failed');
+    written = await writeSaleOnce({ ...write, countMetrics: false });
+  }
+  if (written === 'stale') return 'stale';
+  if (write.countMetrics && !written.metricsCounted) metricsNotUpdated(deps, customer.partnerId!, programId);
+  if (!partnered) return { kind: 'partner_required' };
+  return recorded(saleId, input, commission?.id ?? null, commission?.amount_cents ?? 0, reason);
+
+  async function writeSaleOnce(w: SaleWrite): Promise<SaleWritten> {
+    try {
+      return await writeSale(conn, w);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new DuplicateSale(w.sale.processor_event_id);
+      throw err;
+    }
+  }
 }
 
 /** An e-mail address compared for self-referral: lower case, without a `+tag` (pat+shop@x is pat@x). */
@@ -153,13 +269,21 @@ function comparable(email: string | null | undefined): string | null {
   return `${local.split('+')[0]}@${domain}`;
 }
 
+interface ReferralEmails {
+  partner_email: string | null;
+  customer_email: string | null;
+}
+
+/** The partner's and the customer's e-mail addresses, in one read: this runs on every paid sale. */
+async function selfReferralEmails(trx: Knex.Transaction, customerId: number, partnerId: number): Promise<ReferralEmails | undefined> {
+  return trx('partners as p').leftJoin('customers as c', 'c.id', trx.raw('?', [customerId])).where('p.id', partnerId).first('p.email as partner_email', 'c.email as customer_email');
+}
+
 /**
  * Self-referral (docs/commissions.md "Held for review"): the customer's e-mail (saved by its lead),
  * or the processor's customer e-mail of this payment, is the partner's own.
  */
-async function selfReferralReasons(trx: Knex.Transaction, customerId: number, partnerId: number, processorEmail: string | null): Promise<CommissionReviewReason[]> {
-  // One read for both addresses: this runs on every paid sale.
-  const row = await trx('partners as p').leftJoin('customers as c', 'c.id', trx.raw('?', [customerId])).where('p.id', partnerId).first('p.email as partner_email', 'c.email as customer_email');
+function reviewReasons(row: ReferralEmails | undefined, processorEmail: string | null): CommissionReviewReason[] {
   const partner = comparable(row?.partner_email);
   if (!partner) return [];
   const reasons: CommissionReviewReason[] = [];
@@ -167,6 +291,9 @@ async function selfReferralReasons(trx: Knex.Transaction, customerId: number, pa
   if (comparable(processorEmail) === partner) reasons.push('self_referral_processor_email');
   return reasons;
 }
+
+const metricsNotUpdated = (deps: SaleDeps, partnerId: number, programId: number): void =>
+  deps.logger.warn({ partnerId, programId }, 'partner metrics not updated: the revenue total would pass the exact integer range');
 
 /**
  * Rule 5: metrics are best effort — in a savepoint of their own, so a failure is logged and never
@@ -181,7 +308,7 @@ async function updatePartnerMetrics(trx: Knex.Transaction, deps: SaleDeps, partn
         .where('revenue_cents', '<=', Number.MAX_SAFE_INTEGER - amount)
         .update({ sales: sp.raw('sales + 1'), revenue_cents: sp.raw('revenue_cents + ?', [amount]) }),
     );
-    if (updated === 0) deps.logger.warn({ partnerId, programId }, 'partner metrics not updated: the revenue total would pass the exact integer range');
+    if (updated === 0) metricsNotUpdated(deps, partnerId, programId);
   } catch (err) {
     deps.logger.warn({ err }, 'partner metrics update failed');
   }

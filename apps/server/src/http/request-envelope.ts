@@ -14,6 +14,7 @@ import { addRotationWarning } from '../auth/program-key.js';
 import { drainUnreadBody } from './json-body.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { ServiceState } from '../ops/service-state.js';
+import { countingRoundTrips, countRoundTrips } from '../db/round-trips.js';
 
 export interface EnvelopeOptions {
   logger: Logger;
@@ -24,7 +25,8 @@ export interface EnvelopeOptions {
 }
 
 export function requestEnvelope({ logger, publicBaseUrl, now, ops }: EnvelopeOptions) {
-  return async function handleRequest(ctx: Context, next: Next): Promise<void> {
+  return countingRoundTrips() ? countRoundTrips(logger, handleRequest) : handleRequest;
+  async function handleRequest(ctx: Context, next: Next): Promise<void> {
     const logging = logger.isLevelEnabled('info');
     const started = logging || ops ? performance.now() : 0;
     assignRequestId(ctx);
@@ -40,5 +42,5 @@ export function requestEnvelope({ logger, publicBaseUrl, now, ops }: EnvelopeOpt
     if (logging) logRequest(logger, ctx, started);
     // The route pattern (`/api/dashboard/programs/:id`), never the path: ids would make a series each.
     if (ops) ops.metrics.observeRequest(ctx.method, String((ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute ?? 'unmatched'), ctx.status, (performance.now() - started) / 1000);
-  };
+  }
 }

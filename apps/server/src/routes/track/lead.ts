@@ -6,7 +6,7 @@ import { readBody } from '../../http/input.js';
 import { str, testModeOf, text } from '../../domain/json-values.js';
 import type { AppDeps } from '../../deps.js';
 import { authenticateProgramKey, type KeyContext } from '../../auth/program-key.js';
-import { createLead, recordTestLeadFor, type LeadInput } from '../../domain/lead.js';
+import { createStandaloneLead, recordTestLeadFor, type LeadInput } from '../../domain/lead.js';
 
 // 4.2: a header that carries a token matching no program is the only 401 of this route.
 const LEAD_KEY_ERRORS = { malformed: ERRORS.leadInvalidToken, missing: ERRORS.leadInvalidToken, invalid: ERRORS.leadInvalidToken };
@@ -28,6 +28,6 @@ export function trackLead(deps: AppDeps) {
     const now = deps.now();
     ctx.body = test.testMode
       ? await recordTestLeadFor(deps.atomic, input, test.programId ?? key?.programId, now)
-      : await createLead(deps.atomic, key?.programId, input, key ? 'server' : 'browser', now);
+      : await createStandaloneLead(deps, key?.programId, input, key ? 'server' : 'browser', now);
   };
 }

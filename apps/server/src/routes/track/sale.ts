@@ -6,7 +6,7 @@ import { readBody } from '../../http/input.js';
 import type { AppDeps } from '../../deps.js';
 import { authenticateProgramKey, KEY_ERRORS } from '../../auth/program-key.js';
 import { parseSaleInput } from '../../domain/sale-input.js';
-import { DuplicateSale, duplicateSaleError, recordSale, recordTestSale, type SaleOutcome } from '../../domain/sale.js';
+import { DuplicateSale, duplicateSaleError, recordStandaloneSale, type SaleOutcome } from '../../domain/sale.js';
 
 export function trackSale(deps: AppDeps) {
   return async function handleSale(ctx: Context): Promise<void> {
@@ -15,7 +15,7 @@ export function trackSale(deps: AppDeps) {
     const input = parseSaleInput(readBody(ctx), now);
     let outcome: SaleOutcome;
     try {
-      outcome = await deps.atomic((trx) => (input.testMode ? recordTestSale(trx, input, key.programId, now) : recordSale(trx, deps, input, key.programId, now)));
+      outcome = await recordStandaloneSale(deps, input, key.programId, now);
     } catch (err) {
       if (err instanceof DuplicateSale) throw await duplicateSaleError(deps.db, err.transactionId);
       throw err;
