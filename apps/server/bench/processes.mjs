@@ -279,7 +279,9 @@ export function seed(main, databaseUrl, fixtureFile) {
  */
 export async function startServer(o) {
   const port = await freePort();
-  const nodeArgs = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
+  // BENCH_SERVER_NODE_ARGS: node flags for the measured servers only (a diagnosis: `--trace-gc`).
+  const extraArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []), ...extraArgs];
   const log = fs.openSync(o.logFile, 'a');
   const env = serverEnv({ DATABASE_URL: o.databaseUrl, PORT: String(port) });
   /** @type {import('node:child_process').ChildProcess} */
