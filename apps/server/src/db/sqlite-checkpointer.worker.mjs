@@ -1,0 +1,112 @@
+// @ts-check
+/**
+ * The WAL checkpointer thread (SQLite), started by the click writer thread: copies the WAL into
+ * the database file on a connection and thread of its own, so that neither the writer thread nor
+ * the event loop runs a checkpoint inside a commit (SQLite's automatic checkpoint, which the
+ * committing connection runs every 1,000 pages, held the click lane's batches behind it:
+ * docs/performance.md, "The click lane's tail").
+ *
+ * Every INTERVAL_MS a PASSIVE checkpoint: it copies what it can without waiting for the writer or
+ * a reader, and the writer goes on appending meanwhile. SQLite rewinds the WAL to its start once a
+ * checkpoint has copied every frame and no reader still needs them; under a writer that never
+ * pauses that may not happen, so the WAL is bounded: once its file is larger than `walLimitBytes`, the
+ * thread takes the write lock shared with the writer thread and the event loop
+ * (sqlite-write-lock.ts), runs a TRUNCATE checkpoint (waiting a moment for readers) and gives the
+ * lock back.
+ *
+ * Protocol: { close: true } stops the timer and closes the connection. With `trace`, each
+ * checkpoint's duration and the WAL's frames go to stderr (the bench's diagnosis,
+ * REFTRACK_TRACE_CHECKPOINTS=1).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import fs from 'node:fs';
+import Database from 'better-sqlite3';
+
+const LOCK_FREE = 0;
+const LOCK_CHECKPOINTER = 3;
+const INTERVAL_MS = 50;
+/**
+ * How long a TRUNCATE checkpoint waits for readers to leave the WAL, holding the write lock; when
+ * they have not, the next attempt waits for TRUNCATE_RETRY_MS (the passive checkpoints go on), so
+ * a long read cannot hold the writers back for more than this at a time.
+ */
+const TRUNCATE_WAIT_MS = 100;
+const TRUNCATE_RETRY_MS = 1000;
+
+/** @type {{ filename: string, lock: SharedArrayBuffer, walLimitBytes: number, trace: boolean }} */
+const { filename, lock, walLimitBytes, trace } = workerData;
+const word = new Int32Array(lock);
+
+const db = new Database(filename);
+db.pragma(`busy_timeout = ${TRUNCATE_WAIT_MS}`);
+
+function walBytes() {
+  try {
+    return fs.statSync(`${filename}-wal`).size;
+  } catch {
+    return 0; // no WAL file yet, or it was just removed by the last connection's close
+  }
+}
+
+/** @param {'PASSIVE' | 'TRUNCATE'} mode @returns {{ busy: number, log: number, checkpointed: number }} */
+function checkpoint(mode) {
+  const [row] = /** @type {Array<{ busy: number, log: number, checkpointed: number }>} */ (db.pragma(`wal_checkpoint(${mode})`));
+  return row;
+}
+
+function acquire() {
+  for (;;) {
+    if (Atomics.compareExchange(word, 0, LOCK_FREE, LOCK_CHECKPOINTER) === LOCK_FREE) return;
+    const holder = Atomics.load(word, 0);
+    if (holder !== LOCK_FREE) Atomics.wait(word, 0, holder);
+  }
+}
+
+function release() {
+  Atomics.store(word, 0, LOCK_FREE);
+  Atomics.notify(word, 0);
+}
+
+let truncateAfter = 0;
+
+function pass() {
+  const t0 = performance.now();
+  const passive = checkpoint('PASSIVE');
+  const t1 = performance.now();
+  let truncated;
+  // The file, not the frames in use: SQLite rewinds the WAL without shrinking it, and the file is
+  // what takes the disk.
+  if (walBytes() > walLimitBytes && t1 >= truncateAfter) {
+    acquire();
+    try {
+      truncated = checkpoint('TRUNCATE');
+    } finally {
+      release();
+    }
+    if (truncated.busy) truncateAfter = performance.now() + TRUNCATE_RETRY_MS;
+  }
+  if (trace) {
+    const t2 = performance.now();
+    process.stderr.write(`checkpoint ${Date.now()} passive ${(t1 - t0).toFixed(1)} ms log ${passive.log} copied ${passive.checkpointed} file ${walBytes()}${truncated ? ` truncate ${(t2 - t1).toFixed(1)} ms busy ${truncated.busy}` : ''}\n`);
+  }
+}
+
+const timer = setInterval(() => {
+  try {
+    pass();
+  } catch (err) {
+    // A busy or locked database is retried at the next pass; anything else ends the thread, and
+    // the writer thread's own checkpoint takes over (its `exit` handler).
+    const code = /** @type {{ code?: string }} */ (err)?.code;
+    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') throw err;
+  }
+}, INTERVAL_MS);
+
+const port = parentPort;
+if (!port) throw new Error('sqlite-checkpointer.worker.mjs runs as a worker thread');
+port.on('message', (/** @type {{ close: true }} */ message) => {
+  if (!('close' in message)) return;
+  clearInterval(timer);
+  db.close();
+  port.close();
+});
