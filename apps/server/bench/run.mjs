@@ -5,7 +5,7 @@
  *
  *   pnpm bench [--db sqlite|postgres|both] [--duration 10] [--connections 50] [--processes 1]
  *              [--warmup 2] [--threads 1] [--programs 2000] [--lead-pool N] [--loadgen wrk|autocannon]
- *              [--routes click,lead,sale] [--profile]
+ *              [--routes click,lead,sale] [--profile] [--server-dir DIR]
  *
  * Every measured run gets a fresh server process (so that one route's leftovers — rate-limiter
  * entries, caches, heap — do not weigh on the next, and a --profile covers exactly one route), and
@@ -61,7 +61,7 @@ async function main() {
   const started = Date.now();
   const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reftrack-bench-'));
   cleanups.push(async () => fs.rmSync(tmpDir, { recursive: true, force: true }));
-  const serverMain = snapshotServer(tmpDir);
+  const serverMain = snapshotServer(tmpDir, opts.serverDir);
   const tool = opts.loadgen ?? (wrkAvailable() ? 'wrk' : 'autocannon');
   if (tool === 'wrk' && !wrkAvailable()) throw new Error('--loadgen wrk: wrk is not installed');
 
@@ -72,12 +72,12 @@ async function main() {
   /** @type {Array<'sqlite' | 'postgres'>} */
   const databases = opts.db === 'sqlite' ? ['sqlite'] : opts.db === 'postgres' ? ['postgres'] : postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];
   const m = machine();
-  const code = codeVersion(REPO_ROOT, SERVER_DIR);
+  const code = codeVersion(REPO_ROOT, opts.serverDir ?? SERVER_DIR);
   const runId = crypto.randomBytes(4).toString('hex');
 
   console.log(`Reftrack benchmark ${runId}: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, node ${m.node}`);
   console.log(`code: commit ${code.commit}${code.dirty ? ' + uncommitted changes in apps/server/src' : ''}; apps/server/dist built ${code.distBuiltAt}`);
-  console.log(`server: ${serverMain} (snapshot of apps/server/dist), ${opts.processes} process(es)${opts.processes > 1 ? ' behind node:cluster (bench/cluster.mjs)' : ''}`);
+  console.log(`server: ${serverMain} (snapshot of ${opts.serverDir ? path.join(opts.serverDir, 'dist') : 'apps/server/dist'}), ${opts.processes} process(es)${opts.processes > 1 ? ' behind node:cluster (bench/cluster.mjs)' : ''}`);
   console.log(`load: ${opts.connections} connections, ${opts.duration} s measured after ${opts.warmup} s warm-up; click runs with ${tool}${tool === 'wrk' ? ` (${opts.threads} thread(s), Lua script)` : ''}, lead and sale runs with autocannon (they need each answer)`);
   console.log(`databases: ${databases.join(', ')}${!postgresUrl && opts.db !== 'sqlite' ? ' (PostgreSQL not reachable)' : ''}`);
   console.log(`every request carries a distinct random X-Forwarded-For (TRUST_PROXY=1), so the per-IP limits (click 60/min, lead 30/min) run their real code path without refusing.`);
@@ -375,16 +375,9 @@ async function main() {
       row.notes.push(`${perKey.size} keys rotated, at most ${maxPerKey} sale requests on one key (limit 120/min)`);
       if (result.durationS < opts.duration - 0.5) row.notes.push(`run ended after ${result.durationS} s: the keys' rate budget (${budget} requests) was used up`);
       const { acked, slack } = ackedAndSlack(value.all, opts.connections);
-      verifyStored(row, {
-        noun: 'sales',
-        acked,
-        slack,
-        grew: [
-          ['sale_events', after.saleEvents - before.saleEvents],
-          ['commissions', after.commissions - before.commissions],
-          ['platform_fees', after.platformFees - before.platformFees],
-        ],
-      });
+      /** @param {Array<[string, keyof typeof after]>} tables @returns {Array<[string, number]>} */
+      const grew = (tables) => tables.map(([table, key]) => [table, after[key] - before[key]]);
+      verifyStored(row, { noun: 'sales', acked, slack, grew: grew([['sale_events', 'saleEvents'], ['commissions', 'commissions'], ['platform_fees', 'platformFees']]) });
       finish(row, log, profile, died);
     }
   }

@@ -54,17 +54,20 @@ function checkpoint(mode) {
   return row;
 }
 
-function acquire() {
-  for (;;) {
-    if (Atomics.compareExchange(word, 0, LOCK_FREE, LOCK_CHECKPOINTER) === LOCK_FREE) return;
-    const holder = Atomics.load(word, 0);
-    if (holder !== LOCK_FREE) Atomics.wait(word, 0, holder);
+/**
+ * Runs `fn` holding the write lock shared with the writer thread and the event loop: a TRUNCATE
+ * checkpoint must have no writer beside it, and one that met SQLite's lock instead would wait in
+ * SQLite's busy handler, which sleeps the event loop.
+ * @template T @param {() => T} fn @returns {T}
+ */
+function withWriteLock(fn) {
+  for (let holder; (holder = Atomics.compareExchange(word, 0, LOCK_FREE, LOCK_CHECKPOINTER)) !== LOCK_FREE; ) Atomics.wait(word, 0, holder);
+  try {
+    return fn();
+  } finally {
+    Atomics.store(word, 0, LOCK_FREE);
+    Atomics.notify(word, 0);
   }
-}
-
-function release() {
-  Atomics.store(word, 0, LOCK_FREE);
-  Atomics.notify(word, 0);
 }
 
 let truncateAfter = 0;
@@ -77,12 +80,7 @@ function pass() {
   // The file, not the frames in use: SQLite rewinds the WAL without shrinking it, and the file is
   // what takes the disk.
   if (walBytes() > walLimitBytes && t1 >= truncateAfter) {
-    acquire();
-    try {
-      truncated = checkpoint('TRUNCATE');
-    } finally {
-      release();
-    }
+    truncated = withWriteLock(() => checkpoint('TRUNCATE'));
     if (truncated.busy) truncateAfter = performance.now() + TRUNCATE_RETRY_MS;
   }
   if (trace) {
