@@ -24,7 +24,7 @@ import path from 'node:path';
 import { buildFixture, HOT_LINK, programDomain, programKey, programLink } from './fixture.mjs';
 import { createPostgres, createSqlite, findPostgres, writeCounts } from './db.mjs';
 import { runAutocannon, runWrk, wrkAvailable } from './load.mjs';
-import { fileSize, logSummary, round, seed, SERVER_DIR, snapshotServer, startBareServer, startServer } from './processes.mjs';
+import { fileSize, logSummary, round, seed, SERVER_DIR, snapshotServer, startBareServer, startServer, waitForIdle } from './processes.mjs';
 import { checkTargets, codeVersion, fmtPct, machine, renderChecks, renderInvalid, renderRounds, renderTable, renderTargets, roundOf, writeResult } from './report.mjs';
 import { ackedAndSlack, makeRow, measured, medianBy, verifyClicks, verifyStored, warmNote } from './measure.mjs';
 import { exitCode, storedMismatchBanner } from './write-checks.mjs';
@@ -212,11 +212,12 @@ async function main() {
       const before = await writeCounts(db.knex);
       // Rounds alternated (bare, click, bare, click, ...), so that a change of the host's speed
       // during the run weighs on both sides of the ratio; the click server stays up between its
-      // rounds (the bare server is idle-cheap beside it, and the click server idle beside the bare).
+      // rounds, and each bare run waits until it is idle (its outbox and rollup work done).
       const { value: rounds, log, profile, died } = await withServer('click', true, async (server) => {
         const all = [];
         for (let i = 0; i < ROUNDS; i++) {
-          const bare = await measureBare(tool, `round ${i + 1} of ${ROUNDS}, beside ${kind} click`);
+          const settled = await waitForIdle(server.pids);
+          const bare = await measureBare(tool, `round ${i + 1} of ${ROUNDS}, beside ${kind} click${settled > 1 ? `, which took ${settled} s to finish its last round's work` : ''}`);
           const click = await measured(server, (s) => clickLoad(server.url, s), opts.warmup, opts.duration, 2);
           console.log(`[${kind}] click round ${i + 1}: ${click.result.rps} req/s (${fmtPct(click.result.rps / bare.rps)} of bare), p99 ${click.result.p99Ms} ms, p99.9 ${click.result.p999Ms} ms, other CPU ${click.cpu.otherCpuS} s`);
           all.push({ bare, click });
