@@ -27,6 +27,7 @@ import { reapedChildrenCpuSeconds, round } from './processes.mjs';
  * @property {number} rps         answers per second
  * @property {number} p50Ms
  * @property {number} p99Ms
+ * @property {number} p999Ms      p99.9: the tail a stall of the writer or a garbage collection shows in
  * @property {number} maxMs
  * @property {number} loadgenCpuS  CPU seconds the load generator itself used
  * @property {number} sent        requests sent (autocannon), for the "in flight at the end" bound
@@ -78,9 +79,9 @@ function request()
 end
 function done(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format('BENCH_JSON {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50_us":%d,"p99_us":%d,"max_us":%d}\\n',
+  io.write(string.format('BENCH_JSON {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50_us":%d,"p99_us":%d,"p999_us":%d,"max_us":%d}\\n',
     summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(99), latency.max))
+    latency:percentile(50), latency:percentile(99), latency:percentile(99.9), latency.max))
 end
 `;
   const file = path.join(o.tmpDir, `wrk-${Date.now()}.lua`);
@@ -111,6 +112,7 @@ end
     rps: round(s.requests / durationS, 0),
     p50Ms: round(s.p50_us / 1000, 2),
     p99Ms: round(s.p99_us / 1000, 2),
+    p999Ms: round(s.p999_us / 1000, 2),
     maxMs: round(s.max_us / 1000, 2),
     loadgenCpuS: round(loadgenCpuS, 2),
     sent: s.requests,
@@ -177,6 +179,7 @@ export async function runAutocannon(o) {
     rps: round(requests / result.duration, 0),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    p999Ms: result.latency.p99_9,
     maxMs: result.latency.max,
     loadgenCpuS: round((cpu.user + cpu.system) / 1e6, 2),
     sent: next,

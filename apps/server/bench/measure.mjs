@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import { cpuMeter, round, waitForQuietHost } from './processes.mjs';
+import { compareStored } from './write-checks.mjs';
 
 /** @typedef {import('./report.mjs').Row} Row */
 /** @typedef {import('./load.mjs').LoadResult} LoadResult */
@@ -29,12 +30,14 @@ export function makeRow(db, route, r, cpu) {
     okRps: round(r.ok / Math.max(0.001, r.durationS), 0),
     p50Ms: r.p50Ms,
     p99Ms: r.p99Ms,
+    p999Ms: r.p999Ms,
     maxMs: r.maxMs,
     non2xx: r.non2xx,
     statusCodes: r.statusCodes,
     socketErrors: r.socketErrors,
     timeouts: r.timeouts,
     ratioToBare: null,
+    rounds: null,
     serverCpuS: cpu.serverCpuS,
     cpuMsPerRequest: round((1000 * cpu.serverCpuS) / Math.max(1, r.requests), 3),
     mainThreadMsPerRequest: round((1000 * cpu.serverMainThreadCpuS) / Math.max(1, r.requests), 3),
@@ -133,12 +136,29 @@ export function ackedAndSlack(runs, connections) {
  */
 export function verifyClicks(row, before, after, runs, connections) {
   const { acked, slack } = ackedAndSlack(runs, connections);
-  const events = after.clickEvents - before.clickEvents;
-  const customers = after.customers - before.customers;
-  const counters = after.linkClicks - before.linkClicks;
-  const ok = events >= acked && events <= acked + slack && customers === events && counters === events;
-  row.verify = { ok, text: `click_events +${events} for ${acked} acknowledged clicks (≤ ${slack} more in flight at the cut-off); customers +${customers}; referral_links.clicks +${counters}` };
-  if (!ok) row.valid = false;
+  verifyStored(row, {
+    noun: 'clicks',
+    acked,
+    slack,
+    grew: [
+      ['click_events', after.clickEvents - before.clickEvents],
+      ['customers', after.customers - before.customers],
+      ['referral_links.clicks', after.linkClicks - before.linkClicks],
+    ],
+  });
+}
+
+/**
+ * Sets the row's check from {@link compareStored}; a mismatch makes the run, and the benchmark,
+ * fail (write-checks.mjs).
+ * @param {Row} row @param {Parameters<typeof compareStored>[0]} o
+ */
+export function verifyStored(row, o) {
+  row.verify = compareStored(o);
+  if (!row.verify.ok) {
+    row.valid = false;
+    console.error(`\n!! ${row.db} ${row.route}: ${row.verify.text}\n`);
+  }
 }
 
 /** @param {LoadResult | undefined} w */

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
  * @property {'wrk' | 'autocannon' | undefined} loadgen  the click runs' tool; undefined: wrk when installed
  * @property {string[]} routes
  * @property {boolean} profile    --cpu-prof on the server of each measured run
+ * @property {string | undefined} serverDir  another build of apps/server to measure (an A/B run's other side)
  */
 
 /** @returns {Options} */
@@ -36,6 +37,7 @@ export function parseOptions() {
       loadgen: { type: 'string' },
       routes: { type: 'string', default: 'click,lead,sale' },
       profile: { type: 'boolean', default: false },
+      'server-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -69,6 +71,7 @@ export function parseOptions() {
     loadgen: values.loadgen,
     routes,
     profile: values.profile,
+    serverDir: values['server-dir'],
   };
 }
 

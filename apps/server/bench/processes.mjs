@@ -171,6 +171,24 @@ export async function waitForQuietHost(maxBusyPct = 15, maxWaitMs = 120_000) {
 }
 
 /**
+ * Waits (up to `maxWaitMs`) until processes use less than `maxCorePct` of a core over half a
+ * second: the click server between its rounds finishes the outbox and rollup work its last round
+ * left, which would otherwise be measured as another process's noise in the next bare run.
+ * @param {() => number[]} pids
+ * @returns {Promise<number>} seconds waited
+ */
+export async function waitForIdle(pids, maxCorePct = 5, maxWaitMs = 60_000) {
+  const t0 = Date.now();
+  const cpu = () => pids().reduce((a, pid) => a + processCpuSeconds(pid), 0);
+  while (Date.now() - t0 <= maxWaitMs) {
+    const a = cpu();
+    await new Promise((r) => setTimeout(r, 500));
+    if ((100 * (cpu() - a)) / 0.5 < maxCorePct) break;
+  }
+  return Math.round((Date.now() - t0) / 1000);
+}
+
+/**
  * Waits until `GET url` answers 200.
  * @param {string} url
  * @param {import('node:child_process').ChildProcess} child the process that should be answering
@@ -279,7 +297,9 @@ export function seed(main, databaseUrl, fixtureFile) {
  */
 export async function startServer(o) {
   const port = await freePort();
-  const nodeArgs = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
+  // BENCH_SERVER_NODE_ARGS: node flags for the measured servers only (a diagnosis: `--trace-gc`).
+  const extraArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []), ...extraArgs];
   const log = fs.openSync(o.logFile, 'a');
   const env = serverEnv({ DATABASE_URL: o.databaseUrl, PORT: String(port) });
   /** @type {import('node:child_process').ChildProcess} */

@@ -5,7 +5,7 @@
  *
  *   pnpm bench [--db sqlite|postgres|both] [--duration 10] [--connections 50] [--processes 1]
  *              [--warmup 2] [--threads 1] [--programs 2000] [--lead-pool N] [--loadgen wrk|autocannon]
- *              [--routes click,lead,sale] [--profile]
+ *              [--routes click,lead,sale] [--profile] [--server-dir DIR]
  *
  * Every measured run gets a fresh server process (so that one route's leftovers — rate-limiter
  * entries, caches, heap — do not weigh on the next, and a --profile covers exactly one route), and
@@ -24,9 +24,10 @@ import path from 'node:path';
 import { buildFixture, HOT_LINK, programDomain, programKey, programLink } from './fixture.mjs';
 import { createPostgres, createSqlite, findPostgres, writeCounts } from './db.mjs';
 import { runAutocannon, runWrk, wrkAvailable } from './load.mjs';
-import { fileSize, logSummary, round, seed, SERVER_DIR, snapshotServer, startBareServer, startServer } from './processes.mjs';
-import { checkTargets, codeVersion, machine, renderChecks, renderInvalid, renderTable, renderTargets, writeResult } from './report.mjs';
-import { ackedAndSlack, makeRow, measured, medianBy, verifyClicks, warmNote } from './measure.mjs';
+import { fileSize, logSummary, round, seed, SERVER_DIR, snapshotServer, startBareServer, startServer, waitForIdle } from './processes.mjs';
+import { checkTargets, codeVersion, fmtPct, machine, renderChecks, renderInvalid, renderRounds, renderTable, renderTargets, roundOf, writeResult } from './report.mjs';
+import { ackedAndSlack, makeRow, measured, medianBy, verifyClicks, verifyStored, warmNote } from './measure.mjs';
+import { exitCode, storedMismatchBanner } from './write-checks.mjs';
 import { parseOptions } from './options.mjs';
 import { renderProfile, summarizeProfile } from './profile.mjs';
 
@@ -39,8 +40,8 @@ const CLICK_HEADERS = { 'Content-Type': 'application/json', 'User-Agent': USER_A
 const CLICK_BODY = JSON.stringify({ affiliate_url: `https://acme.test/?aff=${HOT_LINK}`, page_url: 'https://acme.test/', session_id: 's1' });
 /** The sale and refund bucket: 120 a minute per key. Runs stay under it with a margin. */
 const SALE_BUDGET_PER_KEY = 110;
-/** Runs of the bare baseline with the click run's tool; the median is the ratio's denominator. */
-const BARE_REPEATS = 3;
+/** Rounds of the click route, each beside its own bare run; the medians make the ratio. */
+const ROUNDS = 3;
 
 /** @typedef {import('./report.mjs').Row} Row */
 /** @typedef {import('./load.mjs').LoadResult} LoadResult */
@@ -60,7 +61,7 @@ async function main() {
   const started = Date.now();
   const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reftrack-bench-'));
   cleanups.push(async () => fs.rmSync(tmpDir, { recursive: true, force: true }));
-  const serverMain = snapshotServer(tmpDir);
+  const serverMain = snapshotServer(tmpDir, opts.serverDir);
   const tool = opts.loadgen ?? (wrkAvailable() ? 'wrk' : 'autocannon');
   if (tool === 'wrk' && !wrkAvailable()) throw new Error('--loadgen wrk: wrk is not installed');
 
@@ -71,12 +72,12 @@ async function main() {
   /** @type {Array<'sqlite' | 'postgres'>} */
   const databases = opts.db === 'sqlite' ? ['sqlite'] : opts.db === 'postgres' ? ['postgres'] : postgresUrl ? ['sqlite', 'postgres'] : ['sqlite'];
   const m = machine();
-  const code = codeVersion(REPO_ROOT, SERVER_DIR);
+  const code = codeVersion(REPO_ROOT, opts.serverDir ?? SERVER_DIR);
   const runId = crypto.randomBytes(4).toString('hex');
 
   console.log(`Reftrack benchmark ${runId}: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, node ${m.node}`);
   console.log(`code: commit ${code.commit}${code.dirty ? ' + uncommitted changes in apps/server/src' : ''}; apps/server/dist built ${code.distBuiltAt}`);
-  console.log(`server: ${serverMain} (snapshot of apps/server/dist), ${opts.processes} process(es)${opts.processes > 1 ? ' behind node:cluster (bench/cluster.mjs)' : ''}`);
+  console.log(`server: ${serverMain} (snapshot of ${opts.serverDir ? path.join(opts.serverDir, 'dist') : 'apps/server/dist'}), ${opts.processes} process(es)${opts.processes > 1 ? ' behind node:cluster (bench/cluster.mjs)' : ''}`);
   console.log(`load: ${opts.connections} connections, ${opts.duration} s measured after ${opts.warmup} s warm-up; click runs with ${tool}${tool === 'wrk' ? ` (${opts.threads} thread(s), Lua script)` : ''}, lead and sale runs with autocannon (they need each answer)`);
   console.log(`databases: ${databases.join(', ')}${!postgresUrl && opts.db !== 'sqlite' ? ' (PostgreSQL not reachable)' : ''}`);
   console.log(`every request carries a distinct random X-Forwarded-For (TRUST_PROXY=1), so the per-IP limits (click 60/min, lead 30/min) run their real code path without refusing.`);
@@ -99,32 +100,33 @@ async function main() {
       ? runWrk({ url, path: CLICK_PATH, headers: CLICK_HEADERS, body: CLICK_BODY, connections: opts.connections, duration: seconds, threads: opts.threads, tmpDir })
       : runAutocannon({ url, connections: opts.connections, duration: seconds, build: () => ({ path: CLICK_PATH, headers: CLICK_HEADERS, body: CLICK_BODY }) });
 
-  // 1. The baseline, with the click run's tool (the ratio's denominator) and, when that is wrk, with
-  //    autocannon too: the ceiling of the tool the lead and sale runs use on this machine.
+  /**
+   * One run of the bare baseline on a fresh bare server.
+   * @param {'wrk' | 'autocannon'} using @param {string} label
+   * @returns {Promise<Row>}
+   */
+  const measureBare = async (using, label) => {
+    const bare = await startBareServer();
+    cleanups.push(bare.stop);
+    console.log(`\n[bare] node:http baseline with ${using} (${label})...`);
+    const { warm, result, cpu, attempts } = await measured(bare, (s) => clickLoad(bare.url, s, using), opts.warmup, opts.duration, 2);
+    await bare.stop();
+    const row = makeRow('bare', 'click', result, cpu);
+    row.notes.push(...warmNote(warm));
+    if (attempts > 1) row.notes.push(`measured ${attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
+    console.log(`[bare] ${result.rps} req/s, p99 ${result.p99Ms} ms, p99.9 ${result.p999Ms} ms (${using}), other CPU ${cpu.otherCpuS} s`);
+    return row;
+  };
+
+  // 1. The baseline with autocannon: the denominator of every autocannon figure (click-spread,
+  //    lead, sale), and that tool's ceiling on this machine. The click runs' own denominator is
+  //    measured in rounds alternated with them (2.).
   /** @type {Record<string, number>} */
   const bareRps = {};
-  // The denominator of the click target, so measured three times (each on a quiet host as far
-  // as possible) and the median reported: on two shared cores single runs vary by ±15%.
-  for (const using of tool === 'wrk' ? ['wrk', 'autocannon'] : ['autocannon']) {
-    const repeats = using === tool ? BARE_REPEATS : 1;
-    /** @type {Row[]} */
-    const tries = [];
-    for (let i = 0; i < repeats; i++) {
-      const bare = await startBareServer();
-      cleanups.push(bare.stop);
-      console.log(`\n[bare] node:http baseline with ${using}${repeats > 1 ? ` (${i + 1} of ${repeats})` : ''}...`);
-      const { warm, result, cpu, attempts } = await measured(bare, (s) => clickLoad(bare.url, s, using), opts.warmup, opts.duration, 2);
-      await bare.stop();
-      const row = makeRow('bare', 'click', result, cpu);
-      row.notes.push(...warmNote(warm));
-      if (attempts > 1) row.notes.push(`measured ${attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
-      tries.push(row);
-      console.log(`[bare] ${result.rps} req/s, p99 ${result.p99Ms} ms (${using})`);
-    }
-    const row = medianBy(tries, (t) => t.rps);
-    if (tries.length > 1) row.notes.push(`median of ${tries.length} runs: ${tries.map((t) => t.rps).join(', ')} req/s`);
+  {
+    const row = await measureBare('autocannon', 'the lead and sale tool');
     rows.push(row);
-    bareRps[using] = row.rps;
+    bareRps.autocannon = row.rps;
   }
 
   for (const kind of databases) {
@@ -196,32 +198,47 @@ async function main() {
         for (const x of part.messages) serverLog.set(x.message, [...(serverLog.get(x.message) ?? []), `${kind} ${row.route}${when} ×${x.count}`]);
       }
       if (profile) console.log(profile);
+      // Every figure as a ratio to the bare server measured with the same tool in this run.
+      if (row.ratioToBare === null && bareRps[row.tool]) row.ratioToBare = round(row.rps / bareRps[row.tool], 3);
       checkTargets(row);
       rows.push(row);
-      console.log(`[${kind}] ${row.route}: ${row.rps} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, non-2xx ${row.non2xx}${row.verify ? `; ${row.verify.text}` : ''}`);
+      console.log(`[${kind}] ${row.route}: ${row.rps} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, p99.9 ${row.p999Ms} ms, non-2xx ${row.non2xx}${row.verify ? `; ${row.verify.text}` : ''}`);
     };
 
     // 2. The click route, on the design's sample link (one hot link: the worst case for the
     //    link and enrollment counter rows).
     if (opts.routes.includes('click')) {
-      console.log(`[${kind}] click run...`);
+      console.log(`[${kind}] click run: ${ROUNDS} rounds, each a bare run then a click run...`);
       const before = await writeCounts(db.knex);
-      // The numerator of the ratio, measured as often as its denominator, on one server, and the
-      // median reported: single runs vary as much as the bare server's do.
-      const { value: runs, log, profile, died } = await withServer('click', true, async (server) => {
+      // Rounds alternated (bare, click, bare, click, ...), so that a change of the host's speed
+      // during the run weighs on both sides of the ratio; the click server stays up between its
+      // rounds, and each bare run waits until it is idle (its outbox and rollup work done).
+      const { value: rounds, log, profile, died } = await withServer('click', true, async (server) => {
         const all = [];
-        for (let i = 0; i < BARE_REPEATS; i++) all.push(await measured(server, (s) => clickLoad(server.url, s), opts.warmup, opts.duration, 2));
+        for (let i = 0; i < ROUNDS; i++) {
+          const settled = await waitForIdle(server.pids);
+          const bare = await measureBare(tool, `round ${i + 1} of ${ROUNDS}, beside ${kind} click${settled > 1 ? `, which took ${settled} s to finish its last round's work` : ''}`);
+          const click = await measured(server, (s) => clickLoad(server.url, s), opts.warmup, opts.duration, 2);
+          console.log(`[${kind}] click round ${i + 1}: ${click.result.rps} req/s (${fmtPct(click.result.rps / bare.rps)} of bare), p99 ${click.result.p99Ms} ms, p99.9 ${click.result.p999Ms} ms, other CPU ${click.cpu.otherCpuS} s`);
+          all.push({ bare, click });
+        }
         return all;
       });
       const after = await writeCounts(db.knex);
-      const value = medianBy(runs, (r) => r.result.rps);
+      const bareRow = medianBy(rounds.map((r) => r.bare), (r) => r.rps);
+      bareRow.notes.push(`median of ${ROUNDS} rounds alternated with the ${kind} click runs: ${rounds.map((r) => r.bare.rps).join(', ')} req/s`);
+      bareRow.targets = [];
+      rows.push(bareRow);
+      const value = medianBy(rounds.map((r) => r.click), (r) => r.result.rps);
       const { warm, result, cpu } = value;
       const row = makeRow(kind, 'click', result, cpu);
-      row.ratioToBare = round(result.rps / bareRps[result.tool], 3);
+      row.ratioToBare = round(result.rps / bareRow.rps, 3);
+      row.rounds = rounds.map((r, i) => roundOf(i + 1, r.bare, r.click.result, r.click.cpu));
       row.notes.push(...warmNote(warm));
-      if (runs.length > 1) row.notes.push(`median of ${runs.length} runs: ${runs.map((r) => r.result.rps).join(', ')} req/s`);
-      verifyClicks(row, before, after, runs.flatMap((r) => r.all), opts.connections);
-      if (value.attempts > 1) row.notes.push(`measured ${value.attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
+      row.notes.push(`median of ${ROUNDS} rounds: ${rounds.map((r) => r.click.result.rps).join(', ')} req/s; ratio over the median of the bare runs alternated with them`);
+      verifyClicks(row, before, after, rounds.flatMap((r) => r.click.all), opts.connections);
+      const retried = rounds.filter((r) => r.click.attempts > 1).length;
+      if (retried) row.notes.push(`${retried} round(s) measured again because other processes disturbed the run; the least disturbed attempt is reported`);
       finish(row, log, profile, died);
     }
 
@@ -312,11 +329,7 @@ async function main() {
       if (value.attempts > 1) row.notes.push(`measured ${value.attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
       if (result.durationS < opts.duration - 0.5) row.notes.push(`run ended after ${result.durationS} s: the ${ids.length} prepared click ids were used up (rate over ${Math.round(ids.length / (opts.duration + opts.warmup))}/s); raise --lead-pool for a full-length run`);
       const { acked, slack } = ackedAndSlack(value.all, opts.connections);
-      const leads = after.leadEvents - before.leadEvents;
-      const moved = after.leadCustomers - before.leadCustomers;
-      const ok = leads >= acked && leads <= acked + slack && moved === leads;
-      row.verify = { ok, text: `lead_events +${leads} for ${acked} acknowledged leads (${slack} unanswered at the cut-off); customers in status lead +${moved}` };
-      if (!ok) row.valid = false;
+      verifyStored(row, { noun: 'leads', acked, slack, grew: [['lead_events', after.leadEvents - before.leadEvents], ['customers in status lead', after.leadCustomers - before.leadCustomers]] });
       if (opts.routes.includes('lead')) finish(row, log, profile, died);
     }
 
@@ -363,12 +376,9 @@ async function main() {
       row.notes.push(`${perKey.size} keys rotated, at most ${maxPerKey} sale requests on one key (limit 120/min)`);
       if (result.durationS < opts.duration - 0.5) row.notes.push(`run ended after ${result.durationS} s: the keys' rate budget (${budget} requests) was used up`);
       const { acked, slack } = ackedAndSlack(value.all, opts.connections);
-      const sales = after.saleEvents - before.saleEvents;
-      const commissions = after.commissions - before.commissions;
-      const fees = after.platformFees - before.platformFees;
-      const ok = sales >= acked && sales <= acked + slack && commissions === sales && fees === sales;
-      row.verify = { ok, text: `sale_events +${sales} for ${acked} acknowledged sales (${slack} unanswered at the cut-off); commissions +${commissions}; platform_fees +${fees}` };
-      if (!ok) row.valid = false;
+      /** @param {Array<[string, keyof typeof after]>} tables @returns {Array<[string, number]>} */
+      const grew = (tables) => tables.map(([table, key]) => [table, after[key] - before[key]]);
+      verifyStored(row, { noun: 'sales', acked, slack, grew: grew([['sale_events', 'saleEvents'], ['commissions', 'commissions'], ['platform_fees', 'platformFees']]) });
       finish(row, log, profile, died);
     }
   }
@@ -376,7 +386,9 @@ async function main() {
   for (const r of rows) if (r.db === 'bare') r.targets = [];
   console.log('\n=== Results ===');
   console.log(renderTable(rows));
-  console.log('\nx bare: click req/s over the bare node:http server\'s req/s with the same load generator. CPU ms/req: server process CPU per answer; loop ms/req: the part its main thread (the event loop) used.');
+  console.log('\nx bare: req/s over the bare node:http server\'s req/s with the same load generator in this run (click: over the bare runs alternated with it). CPU ms/req: server process CPU per answer; loop ms/req: the part its main thread (the event loop) used.');
+  const roundsTable = renderRounds(rows);
+  if (roundsTable) console.log(`\n=== Click rounds (bare, click, alternated) ===\n${roundsTable}`);
   const invalid = renderInvalid(rows);
   if (invalid) console.log(`\n${invalid}`);
   console.log('\n=== Targets ===');
@@ -404,7 +416,13 @@ async function main() {
     ...extra,
   });
   console.log(`\nwritten ${path.relative(process.cwd(), file) || file}`);
-  return rows.every((r) => r.valid) ? 0 : 1;
+  const mismatch = storedMismatchBanner(rows);
+  // Last, on both streams, so that neither a scrolled terminal nor a CI log that keeps stderr misses it.
+  if (mismatch) {
+    console.log(`\n${mismatch}`);
+    console.error(`\n${mismatch}`);
+  }
+  return exitCode(rows);
 }
 
 main()

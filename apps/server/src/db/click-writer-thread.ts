@@ -102,11 +102,13 @@ class ThreadWriter implements BatchWriter {
 /**
  * SQLite: the thread commits batches one after another, in order; letting the next batches go out
  * while one commits keeps both the event loop and the thread busy (with one, each waits for the
- * other). A thread that dies holding the write lock gives it back through `onExit`.
+ * other). A thread that dies holding the write lock gives it back through `onExit`. The thread
+ * starts the WAL checkpointer thread (sqlite-checkpoints.mjs); `walLimitBytes` is its bound on the
+ * WAL (64 MB by default; tests set a small one).
  */
-export function sqliteThreadWriter(filename: string): BatchWriter {
+export function sqliteThreadWriter(filename: string, options: { walLimitBytes?: number } = {}): BatchWriter {
   const lock = writeLockFor(filename);
-  return new ThreadWriter({ name: 'sqlite-click-writer.worker', workerData: { filename, lock: lock.buffer }, maxInFlight: 3, onExit: () => lock.releaseDeadWriterThread() });
+  return new ThreadWriter({ name: 'sqlite-click-writer.worker', workerData: { filename, lock: lock.buffer, walLimitBytes: options.walLimitBytes }, maxInFlight: 3, onExit: () => lock.releaseDeadWriterThread() });
 }
 
 /**

@@ -1,9 +1,9 @@
 // @ts-check
 /**
  * The click writer thread (SQLite): commits the click route's group-committed batches on a
- * connection of its own, so that the inserts, the commit and the WAL checkpoints it triggers run
- * beside the event loop instead of on it. Plain JavaScript so that the same file runs from the
- * sources (tests) and from dist (tsup copies it).
+ * connection of its own, so that the inserts and the commit run beside the event loop instead of on
+ * it; the WAL checkpoints run in a thread of their own that this one starts (sqlite-checkpoints.mjs).
+ * Plain JavaScript so that the same file runs from the sources (tests) and from dist (tsup copies it).
  *
  * Protocol: the parent posts { id, rows } (BatchRows of click-rows.ts); the thread answers
  * { id } once the batch is committed, or { id, error: { message, code } } once it was rolled
@@ -12,14 +12,15 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { startCheckpointer } from './sqlite-checkpoints.mjs';
 
 const LOCK_FREE = 0;
 const LOCK_WRITER_THREAD = 2;
 /** How long the thread lets a waiting event loop go first before it takes a free lock anyway. */
 const YIELD_MS = 5;
 
-/** @type {{ filename: string, lock: SharedArrayBuffer, customerColumns: string[], eventColumns: string[], outboxColumns: string[] }} */
-const { filename, lock, customerColumns, eventColumns, outboxColumns } = workerData;
+/** @type {{ filename: string, lock: SharedArrayBuffer, walLimitBytes?: number, customerColumns: string[], eventColumns: string[], outboxColumns: string[] }} */
+const { filename, lock, walLimitBytes, customerColumns, eventColumns, outboxColumns } = workerData;
 const word = new Int32Array(lock);
 
 const db = new Database(filename);
@@ -27,6 +28,8 @@ db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.pragma('busy_timeout = 5000');
 db.pragma('foreign_keys = ON');
+// The WAL is checkpointed by a thread of its own, not inside this thread's commits.
+const checkpoints = startCheckpointer(db, { filename, lock, walLimitBytes });
 
 function acquire() {
   for (;;) {
@@ -115,6 +118,7 @@ const port = parentPort;
 if (!port) throw new Error('sqlite-click-writer.worker.mjs runs as a worker thread');
 port.on('message', (/** @type {{ id: number, rows: BatchRows } | { close: true }} */ message) => {
   if ('close' in message) {
+    checkpoints.close();
     db.close();
     port.close();
     return;

@@ -9,7 +9,8 @@
  * writer thread with `Atomics.wait` (blocking there costs nothing). SQLite's busy timeout stays as
  * the guard against other processes (an operator command run beside the server).
  *
- * Layout of the shared Int32Array: [0] the holder (FREE, EVENT_LOOP or WRITER_THREAD); [1] set
+ * Layout of the shared Int32Array: [0] the holder (FREE, EVENT_LOOP, WRITER_THREAD, or 3: the WAL
+ * checkpointer thread during a TRUNCATE checkpoint, sqlite-checkpointer.worker.mjs); [1] set
  * while the event loop waits, so that the writer thread lets it go first between two batches.
  */
 // Node 20 has Atomics.waitAsync; TypeScript declares it only from lib es2024, which would also
