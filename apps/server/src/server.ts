@@ -106,6 +106,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     clicks: new ClickBatcher(clickWriterFor(config.database), (size, seconds, ok) => {
       metrics.clickBatchSize.observe(size);
       metrics.clickCommitSeconds.observe({ outcome: ok ? 'committed' : 'failed' }, seconds);
+      if (ok) outbox.clicksCommitted();
     }, config.uniqueClickWindowMinutes * 60_000),
     links: new LinkCache(db),
     geo: await createGeoLookup({ trustProxy: config.trustProxy !== false, maxmindFile: config.geoipDatabase }),

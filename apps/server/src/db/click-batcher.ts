@@ -8,9 +8,9 @@
  * Each batch also appends one `clicks.recorded` event per program to the outbox, in its
  * transaction: the clicks per link, the first and last click's time, and the clicks summed per
  * link, hour and dimensions for the stats rollups. Clicks themselves are not events; a consumer
- * learns of them per batch. The outbox runner is not poked after a batch:
- * its poll (jobs/outbox-runner.ts, POLL_MS) finds the events within a second. A pass per batch
- * cost the SQLite click route a fifth of its rate (docs/performance.md).
+ * learns of them per batch. A committed batch pokes the outbox runner at most once a second
+ * (OutboxRunner.clicksCommitted, through `observe` in server.ts): a pass per batch cost the SQLite
+ * click route a fifth of its rate (docs/performance.md).
  */
 import { DOMAIN_EVENT_VERSIONS, type DomainEvent } from '@reftrack/contract';
 import type { DatabaseConfig } from '../config.js';

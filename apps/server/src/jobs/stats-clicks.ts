@@ -25,6 +25,8 @@ export const statsClicksConsumer: OutboxConsumer = {
     for (const { event } of events) {
       if (event.type !== 'clicks.recorded' || event.version < 2) continue;
       const { program_id: programId, rollups } = event.data as DomainEvent<'clicks.recorded'>['data'];
+      // An event without its sums (never written by the click batch) is skipped, not retried forever.
+      if (!Array.isArray(rollups)) continue;
       for (const r of rollups) {
         set.add({
           programId,
