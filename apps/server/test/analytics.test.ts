@@ -422,12 +422,12 @@ describe(`[${dbKind}] rollup writes at scale`, () => {
 
   it('the unique-click window remembers a visitor across a generation swap, and forgets only the oldest past the bound', () => {
     const window = new UniqueClickWindow(86_400_000);
-    expect(window.countOnce(1, ['c:first'], 1_000)).toBe(true);
+    expect(window.countOnce(1, [{ clickId: 'first' }], 1_000)).toBe(true);
     // 100,000 other visitors: the first one's sighting moves to the older generation and is kept.
-    for (let i = 0; i < 100_000; i++) window.countOnce(1, [`c:v${i}`], 2_000);
-    expect(window.countOnce(1, ['c:first'], 3_000)).toBe(false);
+    for (let i = 0; i < 100_000; i++) window.countOnce(1, [{ clickId: `v${i}` }], 2_000);
+    expect(window.countOnce(1, [{ clickId: 'first' }], 3_000)).toBe(false);
     // 100,000 more: the generation holding the first sighting is dropped whole.
-    for (let i = 0; i < 100_000; i++) window.countOnce(1, [`c:w${i}`], 4_000);
-    expect(window.countOnce(1, ['c:first'], 5_000)).toBe(true);
+    for (let i = 0; i < 100_000; i++) window.countOnce(1, [{ clickId: `w${i}` }], 4_000);
+    expect(window.countOnce(1, [{ clickId: 'first' }], 5_000)).toBe(true);
   });
 });

@@ -17,7 +17,7 @@ import type { DatabaseConfig } from '../config.js';
 import { newEventId } from '../domain/ids.js';
 import { postgresThreadWriter, sqliteThreadWriter } from './click-writer-thread.js';
 import type { BatchRows, BatchWriter, Row } from './click-rows.js';
-import { UniqueClickWindow } from '../domain/unique-clicks.js';
+import { UniqueClickWindow, type Visitor } from '../domain/unique-clicks.js';
 import { HOUR_MS } from './stats-rollups.js';
 
 export interface ClickWrite {
@@ -32,7 +32,7 @@ export interface ClickWrite {
   /** A known bot's click: recorded and flagged, counted only as a bot click (docs/analytics.md). */
   bot: boolean;
   /** The visitor's keys for unique clicks (unique-clicks.ts). */
-  visitors: readonly string[];
+  visitors: readonly Visitor[];
   /** The click's dimension values (click-dimensions.ts); null for a bot. */
   dims: string[] | null;
 }

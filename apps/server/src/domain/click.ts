@@ -139,7 +139,7 @@ export async function recordClick(deps: AppDeps, origin: ClickOrigin, body: Reco
   } else {
     deps.faults.beforeClickSubmit?.();
     // The visitor, for unique clicks: the click id (a returning cookie), and the address with the user agent.
-    const visitors = [`c:${id}`, `a:${origin.ip}\u0000${userAgent ?? ''}`];
+    const visitors = [{ clickId: id }, { address: origin.ip, userAgent: userAgent ?? '' }];
     const dims = bot ? null : clickDimensions(clickFacts(event));
     await deps.clicks.submit({ customer, event, linkId: link.id, partnerId: link.partnerId, programId: link.programId, at: now, bot, visitors, dims });
   }

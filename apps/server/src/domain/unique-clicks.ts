@@ -14,20 +14,50 @@ const MAX_VISITORS = 200_000;
 /** Slots of one generation's table: a power of two, at most 40% full (MAX_VISITORS / 2 sightings). */
 const SLOTS = 1 << 18;
 
+/** A visitor of a click: its click id (a returning cookie), or its address with its user agent. */
+export type Visitor = { clickId: string } | { address: string; userAgent: string };
+
 /**
- * A 52-bit hash of a link and a visitor key (two 32-bit FNV-1a variants over its UTF-16 units),
- * never 0 (the empty slot). Two different sightings share a hash with a probability of about
- * 2^-52 per pair; with 200,000 remembered that is one wrong "repeat" in some 20 billion clicks.
+ * Two 32-bit FNV-1a variants over a string's UTF-16 units, continued from `state`; the visitor's
+ * hash is both, mixed with the link at the end (sightingHash).
  */
-function sightingHash(linkId: number, visitor: string): number {
-  let a = Math.imul(0x811c9dc5 ^ linkId, 0x01000193);
-  let b = Math.imul(0x9e3779b9 ^ linkId, 0x85ebca6b);
-  for (let i = 0; i < visitor.length; i++) {
-    const c = visitor.charCodeAt(i);
+function hashInto(state: [number, number], text: string): [number, number] {
+  let [a, b] = state;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0xc2b2ae35);
     b ^= b >>> 15;
   }
+  return [a, b];
+}
+
+const SEED_CLICK: [number, number] = [0x811c9dc5, 0x9e3779b9];
+const SEED_ADDRESS: [number, number] = [0x050c5d1f, 0x7f4a7c15];
+// A user agent is the long part of an address visitor (~130 characters) and real traffic repeats a
+// few hundred of them: its part of the hash is kept, and each click hashes only its address.
+const AGENT_STATES_MAX = 2000;
+const agentStates = new Map<string, [number, number]>();
+
+function agentState(userAgent: string): [number, number] {
+  let state = agentStates.get(userAgent);
+  if (!state) {
+    if (agentStates.size >= AGENT_STATES_MAX) agentStates.clear();
+    agentStates.set(userAgent, (state = hashInto(SEED_ADDRESS, `${userAgent}\u0000`)));
+  }
+  return state;
+}
+
+/**
+ * A 52-bit hash of a link and a visitor, never 0 (the empty slot). Two different sightings share a
+ * hash with a probability of about 2^-52 per pair; with 200,000 remembered that is one wrong
+ * "repeat" in some 20 billion clicks.
+ */
+function sightingHash(linkId: number, visitor: Visitor): number {
+  let [a, b] = 'clickId' in visitor ? hashInto(SEED_CLICK, visitor.clickId) : hashInto(agentState(visitor.userAgent), visitor.address);
+  a = Math.imul(a ^ linkId, 0x01000193);
+  b = Math.imul(b ^ linkId, 0x85ebca6b);
+  b ^= b >>> 13;
   return (a >>> 0) * 0x100000 + (b >>> 12) + 1;
 }
 
@@ -81,10 +111,10 @@ export class UniqueClickWindow {
 
   /**
    * True when this click counts as unique, and then remembers it; `visitors` are the click's
-   * visitor keys (its click id, its address and user agent): a sighting under any of them within
-   * the window makes it a repeat.
+   * visitors (its click id, its address with its user agent): a sighting of any of them on the
+   * link within the window makes it a repeat.
    */
-  countOnce(linkId: number, visitors: readonly string[], at: number): boolean {
+  countOnce(linkId: number, visitors: readonly Visitor[], at: number): boolean {
     if (this.windowMs <= 0) return true;
     const hashes = visitors.map((visitor) => sightingHash(linkId, visitor));
     for (const hash of hashes) {

@@ -57,7 +57,7 @@ async function rebuildClicks(db: Knex, uniqueWindowMs: number, report: RebuildRe
         continue;
       }
       // A click's address is not stored: the rebuild knows a returning visitor by click id only.
-      const first = event.linkId === null || unique.countOnce(event.linkId, [`c:${String(r.click_id)}`], at);
+      const first = event.linkId === null || unique.countOnce(event.linkId, [{ clickId: String(r.click_id) }], at);
       set.add({ ...event, dims: clickDimensions(r as unknown as ClickFacts), counters: { clicks: 1, unique_clicks: first ? 1 : 0 } });
     }
     if (nowBot.length > 0) await db('click_events').whereIn('id', nowBot).update({ is_bot: true });
