@@ -198,7 +198,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   if (config.metricsPort !== undefined) {
     try {
-      metricsListener = await startMetricsListener(metrics, config.metricsHost, config.metricsPort, logger);
+      metricsListener = await startMetricsListener(metrics, config.metricsHost, config.metricsPort, logger, config.allowedHosts);
     } catch (err) {
       // Not serving without the metrics the operator asked for: a port in use is a start failure.
       await close();

@@ -5,10 +5,11 @@
  * (reliability/operations.test.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import net from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '@reftrack/contract';
+import { ERRORS, ROUTES } from '@reftrack/contract';
 import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
 import { click, serverLead } from './helpers/flows.js';
 import { loadConfig, ConfigError } from '../src/config.js';
@@ -20,7 +21,7 @@ const CLICK = ROUTES.trackClick.path;
 let s: TestServer;
 beforeAll(async () => {
   // METRICS_PORT 0: the metrics listener on a free port of its own (METRICS_HOST defaults to 127.0.0.1).
-  s = await startTestServer({ env: { METRICS_TOKEN: TOKEN, METRICS_PORT: '0' } });
+  s = await startTestServer({ env: { METRICS_TOKEN: TOKEN, METRICS_PORT: '0', ALLOWED_HOSTS: 'metrics.internal' } });
 });
 afterAll(() => s?.close());
 
@@ -152,6 +153,26 @@ describe(`[${dbKind}] the metrics listener (METRICS_PORT, METRICS_HOST)`, () => 
     const head = await scrape('/metrics', { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.text).toBe('');
+  });
+
+  it('refuses a Host that names another site (DNS rebinding) with 421; answers an address, localhost and the allowed names', async () => {
+    const port = new URL(s.running.metricsUrl!).port;
+    const withHost = (host: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/metrics', headers: { host } }, (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        });
+        req.on('error', reject);
+      });
+    const rebound = await withHost(`evil.example:${port}`);
+    expect(rebound.status).toBe(421);
+    expect(JSON.parse(rebound.text).error.message).toBe(ERRORS.hostNotAllowed.message);
+    expect(rebound.text).not.toContain('reftrack_');
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, '10.0.0.7', `metrics.internal:${port}`]) {
+      expect((await withHost(host)).status, host).toBe(200);
+    }
   });
 
   it('keeps answering through a drain, showing reftrack_draining 1, and stops with the process', async () => {

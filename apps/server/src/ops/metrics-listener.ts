@@ -3,11 +3,18 @@
  * an address of its own (METRICS_HOST, loopback by default) that the public never reaches — the
  * usual Prometheus set-up, where a scraper inside the network reads every process directly. It
  * serves nothing else: every other path is a 404, and other methods a 405, in the JSON envelope.
+ *
+ * Scrapers name the process by address, so a `Host` that is a name — other than `localhost`,
+ * METRICS_HOST itself or one of ALLOWED_HOSTS — is refused with the main port's 421: otherwise a
+ * page on a domain rebound to 127.0.0.1 could read the metrics through a browser on this machine
+ * (docs/security.md, "DNS rebinding").
  */
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { ERRORS, type ErrorSpec } from '@reftrack/contract';
 import { platformErrorJson } from '../http/error-renderer.js';
+import { hostnameOf } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from './metrics.js';
 
@@ -21,8 +28,17 @@ function refuse(res: http.ServerResponse, spec: ErrorSpec): void {
   res.end(platformErrorJson(spec));
 }
 
-export async function startMetricsListener(metrics: Metrics, host: string, port: number, logger: Logger): Promise<MetricsListener> {
+/** A `Host` a scraper sends: an address, `localhost`, or a name the operator configured. */
+function scraperHost(header: string | undefined, names: ReadonlySet<string>): boolean {
+  const name = header === undefined ? undefined : hostnameOf(header);
+  if (name === undefined) return false;
+  return net.isIP(name.replace(/^\[|\]$/g, '')) !== 0 || names.has(name);
+}
+
+export async function startMetricsListener(metrics: Metrics, host: string, port: number, logger: Logger, allowedHosts: readonly string[] = []): Promise<MetricsListener> {
+  const names = new Set(['localhost', host.toLowerCase(), ...allowedHosts]);
   const server = http.createServer((req, res) => {
+    if (!scraperHost(req.headers.host, names)) return refuse(res, ERRORS.hostNotAllowed);
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/metrics') return refuse(res, ERRORS.routeNotFound);
     if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, ERRORS.methodNotAllowed);
