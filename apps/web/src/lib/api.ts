@@ -172,7 +172,7 @@ export const api = {
   approveApplication: (applicationId: number) => send<{ application: DashboardApplication; partner_id: number; link: DashboardLink }>('POST', `/api/dashboard/applications/${applicationId}/approve`, {}),
   declineApplication: (applicationId: number, input: { reason: string; notify: boolean }) => send<{ application: DashboardApplication }>('POST', `/api/dashboard/applications/${applicationId}/decline`, input),
   linkRequests: (id: number) => get<LinkRequestView[]>(`/api/dashboard/programs/${id}/link-requests?status=pending`),
-  approveLinkRequest: (requestId: number) => send<{ request: LinkRequestView; link: DashboardLink }>('POST', `/api/dashboard/link-requests/${requestId}/approve`, {}),
+  approveLinkRequest: (requestId: number, shortLink?: string) => send<{ request: LinkRequestView; link: DashboardLink }>('POST', `/api/dashboard/link-requests/${requestId}/approve`, shortLink ? { short_link: shortLink } : {}),
   declineLinkRequest: (requestId: number, input: { reason: string }) => send<{ request: LinkRequestView }>('POST', `/api/dashboard/link-requests/${requestId}/decline`, input),
 
   payments: (id: number) => get<PaymentsConnection>(`/api/dashboard/programs/${id}/payments`),

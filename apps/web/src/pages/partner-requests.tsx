@@ -242,6 +242,8 @@ export function ApplicationsPanel({ program, mayWrite, onApproved }: { program: 
 }
 
 export function LinkRequestsPanel({ program, mayWrite, onApproved }: { program: DashboardProgram; mayWrite: boolean; onApproved: () => void }) {
+  // The short link each request is approved as, when the owner names another than the one asked for.
+  const [overrides, setOverrides] = useState<Record<number, string>>({});
   return (
     <PendingSection<LinkRequestView>
       id="link-requests"
@@ -257,6 +259,7 @@ export function LinkRequestsPanel({ program, mayWrite, onApproved }: { program: 
           <th scope="col">Short link asked for</th>
           <th scope="col">Note</th>
           <th scope="col">Asked</th>
+          {mayWrite ? <th scope="col">Create as (optional)</th> : null}
         </>
       }
       cells={(r) => (
@@ -267,12 +270,24 @@ export function LinkRequestsPanel({ program, mayWrite, onApproved }: { program: 
           <td>{r.short_link ? <code>{r.short_link}</code> : <span class="sub">any (made from the partner code)</span>}</td>
           <td class="prose-cell">{r.note ?? '—'}</td>
           <td>{formatDateTime(r.created_at)}</td>
+          {mayWrite ? (
+            <td>
+              <input
+                type="text"
+                aria-label={`Short link to create for the link request of ${r.partner_name} (empty: the one asked for)`}
+                placeholder={r.short_link ?? 'from the partner code'}
+                maxLength={200}
+                value={overrides[r.id] ?? ''}
+                onInput={(e) => setOverrides({ ...overrides, [r.id]: e.currentTarget.value })}
+              />
+            </td>
+          ) : null}
         </>
       )}
       name={(r) => `the link request of ${r.partner_name}`}
       withNotify={false}
       approve={async (r) => {
-        const done = await api.approveLinkRequest(r.id);
+        const done = await api.approveLinkRequest(r.id, overrides[r.id]?.trim() || undefined);
         onApproved();
         return `Link ${done.link.short_link} created for ${r.partner_name}.`;
       }}

@@ -202,10 +202,12 @@ describe('partner portal', () => {
     await owner.reload();
     const requests = owner.getByRole('region', { name: 'Link requests waiting for a decision' });
     await requests.getByText('My monthly newsletter').waitFor();
+    // The owner creates it under another short link than the one asked for.
+    await owner.getByLabel('Short link to create for the link request of Pat Partner (empty: the one asked for)').fill('pat-letter');
     await owner.getByRole('button', { name: 'Approve the link request of Pat Partner' }).click();
-    await owner.getByText('Link pat-newsletter created for Pat Partner.').waitFor();
+    await owner.getByText('Link pat-letter created for Pat Partner.').waitFor();
     await partner.reload();
-    await partner.getByRole('region', { name: 'Referral links table' }).getByText('https://acme.test/?aff=pat-newsletter').waitFor();
+    await partner.getByRole('region', { name: 'Referral links table' }).getByText('https://acme.test/?aff=pat-letter').waitFor();
     await partner.getByRole('region', { name: 'Your link requests' }).getByText('Approved').waitFor();
   });
 
