@@ -10,6 +10,8 @@
  * MAX_VISITORS the oldest sightings are forgotten first, so an attack of distinct visitors costs
  * memory no more than that, and a forgotten visitor counts again.
  */
+import { INPUT_RULES } from '@reftrack/contract';
+
 const MAX_VISITORS = 200_000;
 /** Slots of one generation's table: a power of two, at most 40% full (MAX_VISITORS / 2 sightings). */
 const SLOTS = 1 << 18;
@@ -40,10 +42,13 @@ const AGENT_STATES_MAX = 2000;
 const agentStates = new Map<string, [number, number]>();
 
 function agentState(userAgent: string): [number, number] {
-  let state = agentStates.get(userAgent);
+  // Cut to the length a stored user agent keeps: a header of kilobytes, repeated with variations,
+  // must not make the cache hold megabytes per entry (2,000 entries of at most 1,024 characters).
+  const agent = userAgent.slice(0, INPUT_RULES.storedText.user_agent);
+  let state = agentStates.get(agent);
   if (!state) {
     if (agentStates.size >= AGENT_STATES_MAX) agentStates.clear();
-    agentStates.set(userAgent, (state = hashInto(SEED_ADDRESS, `${userAgent}\u0000`)));
+    agentStates.set(agent, (state = hashInto(SEED_ADDRESS, `${agent}\u0000`)));
   }
   return state;
 }
