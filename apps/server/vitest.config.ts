@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { reporters } from '../../vitest.shared.js';
 
@@ -10,5 +12,8 @@ export default defineConfig({
     // Files share the machine's two cores and one PostgreSQL; running them one after another keeps
     // timings (rate-limit windows, concurrency tests) predictable.
     fileParallelism: false,
+    // The stats thread's file, bundled from its sources before the tests start (test/helpers/build-workers.ts).
+    globalSetup: ['test/helpers/build-workers.ts'],
+    env: { REFTRACK_STATS_WORKER: path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'test/.workers/stats.worker.js') },
   },
 });

@@ -6,16 +6,17 @@
  * receiver — and, in the second run, the delivery lag: receipt at the receiver minus the event's
  * `timestamp` (same machine, same clock), p50/p99 over every sale delivered.
  *
- *   node bench/webhooks.mjs [--db sqlite|postgres] [--rate 1000] [--duration 10] [--connections 50] [--programs 150]
+ *   node bench/webhooks.mjs [--db sqlite|postgres] [--rate 1000] [--duration 10] [--connections 50] [--programs 150] [--server-dir DIR]
  *
- * Uses the built server (apps/server/dist). Each sale key may make 120 sales a minute, so the
+ * Uses the built server (apps/server/dist, or DIR/dist: an A/B run's other side). Each sale key may make 120 sales a minute, so the
  * sales rotate over --programs keys (each with one customer that had a lead).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { buildFixture, programDomain, programKey, programLink } from './fixture.mjs';
 import { createPostgres, createSqlite, findPostgres } from './db.mjs';
@@ -27,7 +28,7 @@ const rate = Number(args.rate ?? 1000);
 const duration = Number(args.duration ?? 10);
 const connections = Number(args.connections ?? 50);
 const programs = Number(args.programs ?? Math.ceil((rate * (duration + 1)) / 110));
-const MAIN = path.join(SERVER_DIR, 'dist', 'main.js');
+const MAIN = path.join(args['server-dir'] ? path.resolve(args['server-dir']) : SERVER_DIR, 'dist', 'main.js');
 let ipN = 1;
 const ip = () => `10.${(ipN >> 16) & 255}.${(ipN >> 8) & 255}.${ipN++ & 255}`;
 const pct = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
@@ -37,20 +38,19 @@ async function post(url, body, headers = {}) {
   return { status: res.status, body: await res.json().catch(() => null) };
 }
 
-/** A receiver that answers 204 and notes when each sale event arrived. */
+/** The receiver (bench/webhook-receiver.mjs) in a process of its own; `lags()` reads what it noted. */
 async function receiver() {
-  const lags = [];
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const event = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      lags.push(Date.now() - Date.parse(event.timestamp));
-      res.writeHead(204).end();
-    });
+  const child = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), 'webhook-receiver.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.once('data', (d) => resolve(Number(String(d).trim())));
+    child.once('exit', (code) => reject(new Error(`webhook receiver exited with code ${code}`)));
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${server.address().port}/hooks`, lags, close: () => new Promise((r) => server.close(r)) };
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    url: `${base}/hooks`,
+    lags: async () => (await fetch(`${base}/lags`)).json(),
+    close: () => new Promise((r) => (child.once('exit', r), child.kill())),
+  };
 }
 
 async function run(withEndpoint) {
@@ -74,7 +74,7 @@ async function run(withEndpoint) {
       const lead = await post(`${server.url}/api/v1/track/lead`, { click_id: click.body.click_id, customer_key: `c${n}` }, { authorization: `Bearer ${programKey(n)}` });
       if (lead.status !== 200) throw new Error(`lead ${n}: ${lead.status}`);
     }
-    if (hook) hook.lags.length = 0;
+    const before = hook ? (await hook.lags()).length : 0;
     let i = 0;
     const result = await autocannon({
       url: server.url,
@@ -97,9 +97,23 @@ async function run(withEndpoint) {
     const row = { run: withEndpoint ? 'one endpoint (sale.created)' : 'no endpoint', offered: rate, sales_per_s: Math.round(ok / duration), non2xx: result.non2xx, latency_p99_ms: result.latency.p99 };
     if (hook) {
       const deadline = Date.now() + 60_000;
-      while (hook.lags.length < ok && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      const sorted = [...hook.lags].sort((a, b) => a - b);
-      Object.assign(row, { delivered: hook.lags.length, lag_p50_ms: pct(sorted, 50), lag_p99_ms: pct(sorted, 99), lag_max_ms: sorted[sorted.length - 1] });
+      let lags = (await hook.lags()).slice(before);
+      while (lags.length < ok && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        lags = (await hook.lags()).slice(before);
+      }
+      const sorted = [...lags].sort((a, b) => a - b);
+      Object.assign(row, { delivered: lags.length, lag_p50_ms: pct(sorted, 50), lag_p99_ms: pct(sorted, 99), lag_max_ms: sorted[sorted.length - 1] });
+      // Where the lag went, per delivery: event committed → delivery queued (the outbox consumer's
+      // pass) → first attempt started (the worker's claim) → answered (the attempt itself).
+      const stages = await db
+        .knex('webhook_deliveries as d')
+        .join('outbox_events as o', 'o.event_id', 'd.message_id')
+        .join('webhook_attempts as a', 'a.delivery_id', 'd.id')
+        .where('a.attempt', 1)
+        .select(db.knex.raw('d.created_at - o.occurred_at as queued'), db.knex.raw('a.started_at - d.created_at as claimed'), 'a.duration_ms as sent');
+      const stage = (name) => stages.map((r) => Number(r[name])).sort((a, b) => a - b);
+      stageRows.push(...['queued', 'claimed', 'sent'].map((name) => ({ stage: name, p50_ms: pct(stage(name), 50), p99_ms: pct(stage(name), 99) })));
     }
     return row;
   } finally {
@@ -110,7 +124,10 @@ async function run(withEndpoint) {
   }
 }
 
+const stageRows = [];
 const without = await run(false);
 const withHook = await run(true);
 console.table([without, withHook]);
+console.log('with an endpoint, per delivery: queued = event to delivery row (outbox pass), claimed = delivery row to first attempt, sent = the attempt');
+console.table(stageRows);
 console.log(`sale rate with an endpoint: ${((withHook.sales_per_s / without.sales_per_s) * 100).toFixed(1)}% of the rate without (target ≥ 90%); delivery lag p99 ${withHook.lag_p99_ms} ms (target < 2000 ms)`);

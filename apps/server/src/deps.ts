@@ -10,7 +10,7 @@ import type { IdentityProvider } from './auth/id-token.js';
 import type { OidcClient } from './auth/oidc-client.js';
 import type { Atomic } from './db/atomic.js';
 import type { DashboardOrigins } from './http/origins.js';
-import type { OutboxRunner } from './jobs/outbox-runner.js';
+import type { Outbox } from './jobs/process-outbox.js';
 import type { SecretBox } from './secrets/secret-box.js';
 import type { WebhookWorker } from './jobs/webhook-worker.js';
 import type { MailWorker } from './mail/worker.js';
@@ -49,7 +49,7 @@ export interface AppDeps {
   /** The dashboard's own origins, for the cross-site check of session writes. */
   origins: DashboardOrigins;
   /** The outbox's consumer loop: `poke()` after committing events; `drain()` in tests. */
-  outbox: OutboxRunner;
+  outbox: Outbox;
   /** Set only by `start --demo` on an unexposed server: the demo shop is served then, and never otherwise. */
   demo?: DemoMode;
   /** Seals and opens stored secrets that must be read back (secrets/secret-box.ts). */

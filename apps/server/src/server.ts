@@ -27,6 +27,8 @@ import { OutboxRunner } from './jobs/outbox-runner.js';
 import { MailWorker } from './mail/worker.js';
 import { createMailTransport } from './mail/transport.js';
 import { OUTBOX_CONSUMERS } from './jobs/consumers.js';
+import { ProcessOutbox } from './jobs/process-outbox.js';
+import { StatsThread } from './jobs/stats-thread.js';
 import { WebhookWorker } from './jobs/webhook-worker.js';
 import { openSecretBox } from './secrets/encryption-key.js';
 import { prepareStoredSecrets } from './secrets/stored-secrets.js';
@@ -66,6 +68,8 @@ export interface RunningServer {
 
 /** After a server stops accepting: how long connections just accepted get to have their request read (see close()). */
 const CLOSE_SETTLE_MS = 250;
+/** PostgreSQL connections of the background jobs' pool: an outbox pass, a delivery claim, an outcome batch, a mail send. */
+const JOBS_POOL_MAX = 4;
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -92,9 +96,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   redis?.on('ready', () => service.redisChanged(true));
   redis?.on('error', (err) => service.redisChanged(false, err.message));
   redis?.on('close', () => service.redisChanged(false, 'connection closed'));
-  const outbox = new OutboxRunner({ db, now, logger }, OUTBOX_CONSUMERS);
-  const webhooks = new WebhookWorker({ db, secrets, now, logger, allowPrivateTargets: config.webhooks.allowPrivateTargets, timeoutMs: config.webhooks.timeoutMs, publicBaseUrl: config.publicBaseUrl });
-  const mail = new MailWorker({ db, secrets, now, logger, transport: createMailTransport(config, logger), from: config.mail.from });
+  // PostgreSQL: the outbox passes and the delivery and mail workers take connections from a pool of
+  // their own. On the requests' pool each of their transactions queued behind every request waiting
+  // for a connection, and under load a sale's webhook waited over a second for its claim alone
+  // (docs/performance.md, "Webhooks"). SQLite has one writer either way: the same connection.
+  const jobsDb = config.database.client === 'postgres' && !options.db ? createDb({ ...config.database, poolMax: JOBS_POOL_MAX }, logger) : db;
+  const outbox = new ProcessOutbox(new OutboxRunner({ db: jobsDb, now, logger }, OUTBOX_CONSUMERS), new StatsThread(config.database, logger));
+  const webhooks = new WebhookWorker({ db: jobsDb, secrets, now, logger, allowPrivateTargets: config.webhooks.allowPrivateTargets, timeoutMs: config.webhooks.timeoutMs, publicBaseUrl: config.publicBaseUrl });
+  const mail = new MailWorker({ db: jobsDb, secrets, now, logger, transport: createMailTransport(config, logger), from: config.mail.from });
   const oidc = createOidcClient(config);
   const deps: AppDeps = {
     config,
@@ -187,6 +196,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       stopPoolWatch();
       // Last to go: a scrape during the drain still sees reftrack_draining 1.
       await metricsListener?.close();
+      if (jobsDb !== db) await jobsDb.destroy();
       if (!options.db) await db.destroy();
       logger.flush();
     })());

@@ -9,9 +9,10 @@
  * writer thread with `Atomics.wait` (blocking there costs nothing). SQLite's busy timeout stays as
  * the guard against other processes (an operator command run beside the server).
  *
- * Layout of the shared Int32Array: [0] the holder (FREE, EVENT_LOOP, WRITER_THREAD, or 3: the WAL
- * checkpointer thread during a TRUNCATE checkpoint, sqlite-checkpointer.worker.mjs); [1] set
- * while the event loop waits, so that the writer thread lets it go first between two batches.
+ * Layout of the shared Int32Array: [0] the holder (FREE, EVENT_LOOP, WRITER_THREAD, 3: the WAL
+ * checkpointer thread during a TRUNCATE checkpoint, sqlite-checkpointer.worker.mjs, or
+ * STATS_THREAD: the stats thread's connection, jobs/stats.worker.ts); [1] set while the event loop
+ * (or the stats thread) waits, so that the writer thread lets it go first between two batches.
  */
 // Node 20 has Atomics.waitAsync; TypeScript declares it only from lib es2024, which would also
 // admit APIs Node 20 lacks.
@@ -20,20 +21,26 @@ const waitAsync = (Atomics as unknown as { waitAsync(array: Int32Array, index: n
 const LOCK_FREE = 0;
 const LOCK_EVENT_LOOP = 1;
 const LOCK_WRITER_THREAD = 2;
+/** The stats thread's holder value: its own, so that a thread that died holding the lock can be told apart. */
+export const LOCK_STATS_THREAD = 4;
 
 export class SqliteWriteLock {
   readonly buffer: SharedArrayBuffer;
   private readonly word: Int32Array;
 
-  constructor() {
-    this.buffer = new SharedArrayBuffer(8);
+  /** A new lock, or (in another thread) the lock whose buffer the thread was given, taken as `holder`. */
+  constructor(
+    buffer: SharedArrayBuffer = new SharedArrayBuffer(8),
+    private readonly holder: number = LOCK_EVENT_LOOP,
+  ) {
+    this.buffer = buffer;
     this.word = new Int32Array(this.buffer);
   }
 
   /** Resolves once the caller holds the lock; the caller must `release()` it exactly once. */
   async acquire(): Promise<void> {
     for (;;) {
-      if (Atomics.compareExchange(this.word, 0, LOCK_FREE, LOCK_EVENT_LOOP) === LOCK_FREE) {
+      if (Atomics.compareExchange(this.word, 0, LOCK_FREE, this.holder) === LOCK_FREE) {
         Atomics.store(this.word, 1, 0);
         return;
       }
@@ -54,11 +61,24 @@ export class SqliteWriteLock {
 
   /** A writer thread that died holding the lock cannot release it (SQLite rolled its batch back). */
   releaseDeadWriterThread(): void {
-    if (Atomics.compareExchange(this.word, 0, LOCK_WRITER_THREAD, LOCK_FREE) === LOCK_WRITER_THREAD) Atomics.notify(this.word, 0);
+    this.releaseDeadHolder(LOCK_WRITER_THREAD);
+  }
+
+  /** The same for any thread that holds the lock under its own holder value (the stats thread). */
+  releaseDeadHolder(holder: number): void {
+    if (Atomics.compareExchange(this.word, 0, holder, LOCK_FREE) === holder) Atomics.notify(this.word, 0);
   }
 }
 
 const locks = new Map<string, SqliteWriteLock>();
+
+/**
+ * In a thread other than the event loop's (the stats thread): the connections of this thread to
+ * `filename` take the lock whose buffer the event loop gave it, as `holder`.
+ */
+export function adoptWriteLock(filename: string, buffer: SharedArrayBuffer, holder: number): void {
+  locks.set(filename, new SqliteWriteLock(buffer, holder));
+}
 
 /** The lock of one database file, shared by every connection of this process to it. */
 export function writeLockFor(filename: string): SqliteWriteLock {

@@ -3,10 +3,11 @@
  * one; each consumer reads the events in commit order and handles each of them once across all
  * processes:
  *
- * - A consumer's cursor is one row of `outbox_cursors`. A pass takes that row in a transaction
- *   (`FOR UPDATE SKIP LOCKED` on PostgreSQL: a process whose peer holds it skips the consumer this
- *   time; on SQLite the write transaction itself is the one writer), reads the next events after
- *   it, hands them to the consumer *in the same transaction*, and moves the cursor past them.
+ * - A consumer's cursor is one row of `outbox_cursors`. A pass takes the consumer in a transaction
+ *   (an advisory transaction lock on PostgreSQL: a process whose peer holds it skips the consumer
+ *   this time; on SQLite the write transaction itself is the one writer), reads the cursor and the
+ *   next events after it, hands them to the consumer *in the same transaction*, and moves the
+ *   cursor past them — only from where it read it.
  * - So what a consumer writes to the database commits together with the cursor: a crash anywhere
  *   rolls both back and the next pass handles the same events again — nothing lost, nothing done
  *   twice. A consumer with effects outside the database (webhook deliveries, e-mail) writes its
@@ -18,7 +19,6 @@ import type { Knex } from 'knex';
 import type { DomainEventType } from '@reftrack/contract';
 import { isSqlite } from '../db/knex.js';
 import { outboxTail, readEventsAfter, type OutboxPosition, type StoredEvent } from '../db/outbox.js';
-import type { Logger } from '../logger.js';
 
 export interface OutboxConsumer {
   /** The cursor's key; never renamed once events were handled under it. */
@@ -31,10 +31,15 @@ export interface OutboxConsumer {
   committed?(): void;
 }
 
+/** Where a runner reports a failed pass: the server's logger, or the stats thread's relay of it. */
+export interface RunnerLog {
+  warn(obj: object, msg: string): void;
+}
+
 export interface OutboxRunnerDeps {
   db: Knex;
   now: () => number;
-  logger: Logger;
+  logger: RunnerLog;
 }
 
 /** Events read per pass and consumer: bounds a transaction's length. */
@@ -45,6 +50,23 @@ export const POLL_MS = 1000;
 const DRAIN_WAIT_MS = 10_000;
 /** The shortest time between the starts of two passes of one process. */
 const MIN_GAP_MS = 100;
+
+/** The advisory lock class of consumer passes (PostgreSQL): "RFTR". */
+const CONSUMER_LOCK_CLASS = 0x52465452;
+
+/**
+ * PostgreSQL: whether this transaction now holds the consumer's pass (a peer process holding it
+ * makes this pass skip the consumer). An advisory lock, not `FOR UPDATE` on the cursor row: a row
+ * lock gives the transaction an id at once, and a running transaction id holds back every
+ * consumer's view of the outbox (readEventsAfter reads only transactions older than every running
+ * one), so a stats pass reading and summing 200 events delayed the webhook deliveries of every
+ * sale committed meanwhile. Held this way, the pass takes an id only at its first write. Keyed by
+ * schema too: servers of other schemas in one database do not share passes.
+ */
+async function holdsConsumerLock(trx: Knex.Transaction, consumer: string): Promise<boolean> {
+  const result = (await trx.raw('select pg_try_advisory_xact_lock(?, hashtext(current_schema() || ?)) as held', [CONSUMER_LOCK_CLASS, `:${consumer}`])) as { rows: Array<{ held: boolean }> };
+  return result.rows[0]?.held === true;
+}
 
 export class OutboxRunner {
   private timer?: NodeJS.Timeout;
@@ -195,8 +217,8 @@ export class OutboxRunner {
     const { db } = this.deps;
     let handled = false;
     const scanned = await db.transaction(async (trx) => {
-      const query = trx('outbox_cursors').where({ consumer: consumer.name }).first('last_txid', 'last_id');
-      const cursor = isSqlite(trx) ? await query : await query.forUpdate().skipLocked();
+      if (!isSqlite(trx) && !(await holdsConsumerLock(trx, consumer.name))) return 0;
+      const cursor = await trx('outbox_cursors').where({ consumer: consumer.name }).first('last_txid', 'last_id');
       if (!cursor) return 0;
       const after: OutboxPosition = { txid: Number(cursor.last_txid), id: Number(cursor.last_id) };
       const { events, last, scanned } = await readEventsAfter(trx, after, BATCH, consumer.types);
@@ -204,7 +226,9 @@ export class OutboxRunner {
       const now = this.deps.now();
       if (events.length > 0) await consumer.handle(trx, events, now);
       handled = events.length > 0;
-      await trx('outbox_cursors').where({ consumer: consumer.name }).update({ last_txid: last.txid, last_id: last.id, updated_at: now });
+      // Only from where this pass read: a cursor moved meanwhile (`stats rebuild`) rolls the pass back.
+      const moved = await trx('outbox_cursors').where({ consumer: consumer.name, last_txid: after.txid, last_id: after.id }).update({ last_txid: last.txid, last_id: last.id, updated_at: now });
+      if (moved !== 1) throw new Error(`outbox consumer ${consumer.name}: its cursor moved during the pass`);
       return scanned;
     });
     if (handled) consumer.committed?.();

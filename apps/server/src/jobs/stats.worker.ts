@@ -1,0 +1,69 @@
+/**
+ * The stats thread (jobs/stats-thread.ts starts it): an outbox runner of its own, with a database
+ * connection of its own, for the consumers that fill the stats rollups (STATS_CONSUMERS). Its
+ * passes are the same as the event loop's (jobs/outbox-runner.ts): the cursor moves in the
+ * transaction that writes the rollups, so a thread that dies mid-pass rolls both back and the next
+ * thread handles the same events again.
+ *
+ * Messages from the event loop: `poke` (events committed), `clicks` (a click batch committed),
+ * `drain` (handle everything committed so far, then answer), `stop`. To it: `log` lines (the
+ * server's logger is the event loop's), `drained`, `stopped`.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { DatabaseConfig } from '../config.js';
+import { createDb } from '../db/knex.js';
+import { adoptWriteLock, LOCK_STATS_THREAD } from '../db/sqlite-write-lock.js';
+import { errorForLog } from '../logger.js';
+import { STATS_CONSUMERS } from './consumers.js';
+import { OutboxRunner, type RunnerLog } from './outbox-runner.js';
+
+export interface StatsThreadData {
+  database: DatabaseConfig;
+  /** SQLite: the file's write lock, shared with the event loop and the click writer thread. */
+  writeLock?: SharedArrayBuffer;
+}
+
+export type ToStatsThread = { type: 'poke' } | { type: 'clicks' } | { type: 'drain'; id: number; waitMs?: number } | { type: 'stop' };
+export type FromStatsThread = { type: 'log'; level: 'warn' | 'error'; obj: Record<string, unknown>; msg: string } | { type: 'drained'; id: number } | { type: 'stopped' };
+
+const port = parentPort;
+if (!port) throw new Error('stats.worker runs as a worker thread (jobs/stats-thread.ts)');
+const data = workerData as StatsThreadData;
+const send = (message: FromStatsThread): void => port.postMessage(message);
+
+if (data.database.client === 'sqlite' && data.writeLock) adoptWriteLock(data.database.filename, data.writeLock, LOCK_STATS_THREAD);
+// PostgreSQL: one connection does (passes never overlap); a second one serves `drain`'s checks.
+const db = createDb(data.database.client === 'postgres' ? { ...data.database, poolMax: 2 } : data.database);
+
+const log: RunnerLog = {
+  // Errors cross the thread as what the logger would keep of them (logger.ts, errorForLog).
+  warn: (obj, msg) => send({ type: 'log', level: 'warn', obj: Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, errorForLog(v)])), msg }),
+};
+
+const runner = new OutboxRunner({ db, now: Date.now, logger: log }, STATS_CONSUMERS);
+
+port.on('message', (message: ToStatsThread) => {
+  switch (message.type) {
+    case 'poke':
+      runner.poke();
+      break;
+    case 'clicks':
+      runner.clicksCommitted();
+      break;
+    case 'drain':
+      void runner.drain(message.waitMs).then(() => send({ type: 'drained', id: message.id }));
+      break;
+    case 'stop':
+      void runner
+        .stop()
+        .then(() => db.destroy())
+        .catch((err: unknown) => send({ type: 'log', level: 'error', obj: { err: errorForLog(err) }, msg: 'stats thread: closing its database connection failed' }))
+        .finally(() => {
+          send({ type: 'stopped' });
+          port.close();
+        });
+      break;
+  }
+});
+
+runner.start();

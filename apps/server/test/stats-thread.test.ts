@@ -1,0 +1,77 @@
+/**
+ * The stats thread (jobs/stats-thread.ts, docs/architecture.md "The outbox"): the consumers that
+ * fill the stats rollups run in a worker thread with a database connection of its own, off the
+ * event loop; a thread that dies is replaced, and what it was doing is done again, once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dbKind, startTestServer, type TestServer } from './helpers/index.js';
+import { click, serverLead } from './helpers/flows.js';
+import { LOCK_STATS_THREAD, SqliteWriteLock, writeLockFor } from '../src/db/sqlite-write-lock.js';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s?.close());
+
+let n = 0;
+const customer = () => `stats-thread-${dbKind}-${Date.now()}-${n++}`;
+
+/** Leads counted in program 1's hourly rollup rows (every lead of these tests is one of its). */
+async function leadsCounted(): Promise<number> {
+  const row = await s.db('stats_rollups').where({ program_id: 1, span: 1, dim: '', partner_id: 0, link_id: 0, value: '', currency: '' }).sum({ leads: 'leads' }).first();
+  return Number(row?.leads ?? 0);
+}
+
+describe(`[${dbKind}] the stats thread`, () => {
+  it("rolls leads up on a connection of its own: the requests' connection runs no rollup statement", async () => {
+    const before = await leadsCounted();
+    const statements: string[] = [];
+    const listen = (q: { sql: string }) => statements.push(q.sql);
+    s.db.on('query', listen);
+    try {
+      for (let i = 0; i < 3; i++) await serverLead(s, await click(s), customer());
+      await s.running.deps.outbox.drain();
+      // The listener hears this connection (PostgreSQL's leads go through node-pg, not knex).
+      await s.db('programs').where({ id: 1 }).first('id');
+    } finally {
+      s.db.off('query', listen);
+    }
+    expect(await leadsCounted()).toBe(before + 3);
+    expect(statements.some((sql) => /programs/.test(sql))).toBe(true);
+    expect(statements.filter((sql) => /stats_rollups/.test(sql))).toEqual([]);
+  });
+
+  it('a thread that dies is replaced, and the leads committed around its death are each counted once', async () => {
+    const before = await leadsCounted();
+    await serverLead(s, await click(s), customer());
+    await serverLead(s, await click(s), customer());
+    // Perhaps mid-pass: its transaction rolls back and the next thread reads the same events again.
+    await s.running.deps.outbox.stats.terminate();
+    await serverLead(s, await click(s), customer());
+    await serverLead(s, await click(s), customer());
+    // Drains asked of no thread wait for the next one (it starts a second after the death).
+    await s.running.deps.outbox.drain();
+    expect(await leadsCounted()).toBe(before + 4);
+  });
+
+  it.skipIf(dbKind !== 'sqlite')('SQLite: a thread that dies holding the write lock gives it back, so writes go on', async () => {
+    const before = await leadsCounted();
+    const clickId = await click(s);
+    const { filename } = s.running.deps.config.database as { filename: string };
+    // The thread's hold on the file's write lock, as a thread that died mid-pass leaves it.
+    const held = new SqliteWriteLock(writeLockFor(filename).buffer, LOCK_STATS_THREAD);
+    await held.acquire();
+    let answered = false;
+    const lead = serverLead(s, clickId, customer()).then((body) => {
+      answered = true;
+      return body;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(answered).toBe(false);
+    await s.running.deps.outbox.stats.terminate();
+    expect((await lead).success).toBe(true);
+    await s.running.deps.outbox.drain();
+    expect(await leadsCounted()).toBe(before + 1);
+  });
+});
