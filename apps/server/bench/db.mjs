@@ -91,3 +91,23 @@ export async function writeCounts(knex) {
   const [{ clicks } = { clicks: 0 }] = await knex('referral_links').sum({ clicks: 'clicks' });
   return { clickEvents, customers, leadEvents, leadCustomers, saleEvents, commissions, platformFees, linkClicks: Number(clicks ?? 0) };
 }
+
+/**
+ * Events each outbox consumer had not yet handled (after its cursor): read as a measured run
+ * ends, it says whether the consumers kept up with the run or left work for later — work that the
+ * run's rate does not pay for.
+ * @param {import('knex').Knex} knex
+ * @returns {Promise<Array<{ consumer: string, behind: number }>>}
+ */
+export async function outboxBehind(knex) {
+  const pg = knex.client.config.client === 'pg';
+  const cursors = await knex('outbox_cursors').select('consumer', 'last_txid', 'last_id');
+  const out = [];
+  for (const c of cursors) {
+    const q = knex('outbox_events');
+    if (pg) q.whereRaw('(txid, id) > (?, ?)', [Number(c.last_txid), Number(c.last_id)]);
+    else q.where('id', '>', Number(c.last_id));
+    out.push({ consumer: String(c.consumer), behind: Number((await q.count({ n: '*' }).first())?.n ?? 0) });
+  }
+  return out;
+}

@@ -22,7 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildFixture, HOT_LINK, programDomain, programKey, programLink } from './fixture.mjs';
-import { createPostgres, createSqlite, findPostgres, writeCounts } from './db.mjs';
+import { createPostgres, createSqlite, findPostgres, outboxBehind, writeCounts } from './db.mjs';
 import { runAutocannon, runWrk, wrkAvailable } from './load.mjs';
 import { fileSize, logSummary, round, seed, SERVER_DIR, snapshotServer, startBareServer, startServer, waitForIdle } from './processes.mjs';
 import { checkTargets, codeVersion, fmtPct, machine, renderChecks, renderInvalid, renderRounds, renderTable, renderTargets, roundOf, writeResult } from './report.mjs';
@@ -30,6 +30,15 @@ import { ackedAndSlack, makeRow, measured, medianBy, verifyClicks, verifyStored,
 import { exitCode, storedMismatchBanner } from './write-checks.mjs';
 import { parseOptions } from './options.mjs';
 import { renderProfile, summarizeProfile } from './profile.mjs';
+
+/**
+ * What the outbox consumers had left at the end of a measured run, read at once (db.mjs, outboxBehind).
+ * @param {Array<{ consumer: string, behind: number }>} behind
+ */
+function behindNote(behind) {
+  const late = behind.filter((b) => b.behind > 0);
+  return late.length === 0 ? 'outbox consumers caught up at the end of the run' : `outbox consumers behind at the end of the run: ${late.map((b) => `${b.consumer} ${b.behind} events`).join(', ')}`;
+}
 
 const REPO_ROOT = path.resolve(SERVER_DIR, '..', '..');
 const CLICK_PATH = '/api/v1/track/click';
@@ -320,12 +329,13 @@ async function main() {
       const before = await writeCounts(db.knex);
       const { value, log, profile, died } = await withServer('lead', true, (server) =>
         // Another attempt needs as many unused click ids as the last one used, with a margin.
-        measured(server, (s) => leadLoad(server.url, s), opts.warmup, opts.duration, 1, (last) => ids.length - leadCursor > 1.5 * last.sent * (1 + opts.warmup / opts.duration)),
+        measured(server, (s) => leadLoad(server.url, s), opts.warmup, opts.duration, 1, (last) => ids.length - leadCursor > 1.5 * last.sent * (1 + opts.warmup / opts.duration)).then(async (v) => ({ ...v, behind: await outboxBehind(db.knex) })),
       );
       const after = await writeCounts(db.knex);
       const { warm, result, cpu } = value;
       const row = makeRow(kind, 'lead', result, cpu);
       row.notes.push(...warmNote(warm));
+      row.notes.push(behindNote(value.behind));
       if (value.attempts > 1) row.notes.push(`measured ${value.attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
       if (result.durationS < opts.duration - 0.5) row.notes.push(`run ended after ${result.durationS} s: the ${ids.length} prepared click ids were used up (rate over ${Math.round(ids.length / (opts.duration + opts.warmup))}/s); raise --lead-pool for a full-length run`);
       const { acked, slack } = ackedAndSlack(value.all, opts.connections);
@@ -365,12 +375,13 @@ async function main() {
       console.log(`[${kind}] sale run (${programs.length} keys in rotation)...`);
       const before = await writeCounts(db.knex);
       const { value, log, profile, died } = await withServer('sale', true, (server) =>
-        measured(server, (s) => saleLoad(server.url, s), opts.warmup, opts.duration, 2, (last) => budget - saleCursor > 1.5 * last.sent * (1 + opts.warmup / opts.duration)),
+        measured(server, (s) => saleLoad(server.url, s), opts.warmup, opts.duration, 2, (last) => budget - saleCursor > 1.5 * last.sent * (1 + opts.warmup / opts.duration)).then(async (v) => ({ ...v, behind: await outboxBehind(db.knex) })),
       );
       const after = await writeCounts(db.knex);
       const { warm, result, cpu } = value;
       const row = makeRow(kind, 'sale', result, cpu);
       row.notes.push(...warmNote(warm));
+      row.notes.push(behindNote(value.behind));
       if (value.attempts > 1) row.notes.push(`measured ${value.attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
       const maxPerKey = Math.max(...perKey.values());
       row.notes.push(`${perKey.size} keys rotated, at most ${maxPerKey} sale requests on one key (limit 120/min)`);
