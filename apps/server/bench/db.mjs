@@ -101,6 +101,8 @@ export async function writeCounts(knex) {
  */
 export async function outboxBehind(knex) {
   const pg = knex.client.config.client === 'pg';
+  // A build from before the outbox (a --server-dir A/B against an old commit) has no cursors.
+  if (!(await knex.schema.hasTable('outbox_cursors'))) return [];
   const cursors = await knex('outbox_cursors').select('consumer', 'last_txid', 'last_id');
   const out = [];
   for (const c of cursors) {

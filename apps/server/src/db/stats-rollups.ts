@@ -18,6 +18,7 @@ import type { Knex } from 'knex';
 import { STATS_DIMENSIONS } from '@reftrack/contract';
 import { clickDimensions } from '../domain/click-dimensions.js';
 import { MONTH_SPAN, monthBucketOfDay } from './stats-buckets.js';
+import { isSqlite } from './knex.js';
 
 export const HOUR_MS = 3_600_000;
 /** An hour, a UTC day, a UTC calendar month (its `bucket`: the month's first hour). */
@@ -99,34 +100,71 @@ function compareKeys(a: RollupRow, b: RollupRow): number {
   return 0;
 }
 
-/** Rows per statement at most: 16 values a row, far below the values SQLite binds in one statement. */
+/** Rows per statement at most on SQLite: 16 values a row, far below the values SQLite binds in one statement. */
 const UPSERT_ROWS = 500;
 const COLUMNS = [...KEY_ORDER, ...ROLLUP_COUNTERS];
-// The statement's text per row count, built once: the same text on both engines (multi-row VALUES
-// and ON CONFLICT … DO UPDATE), and SQLite keeps a prepared statement per text. knex's own
+const ON_CONFLICT = `on conflict (${KEY_ORDER.join(', ')}) do update set ${ROLLUP_COUNTERS.map((c) => `${c} = stats_rollups.${c} + excluded.${c}`).join(', ')}`;
+// SQLite: the statement's text per row count, built once (multi-row VALUES and ON CONFLICT … DO
+// UPDATE); the client keeps a prepared statement per text (db/sqlite-client.ts). knex's own
 // multi-row insert is a compound SELECT on SQLite, capped at 500 terms, and compiling it cost a
 // consumer pass more than running it.
 const upsertSql: string[] = [];
-const upsertStatement = (rows: number): string =>
-  (upsertSql[rows] ??=
-    `insert into stats_rollups (${COLUMNS.join(', ')}) values ${Array(rows).fill(`(${COLUMNS.map(() => '?').join(', ')})`).join(', ')} ` +
-    `on conflict (${KEY_ORDER.join(', ')}) do update set ${ROLLUP_COUNTERS.map((c) => `${c} = stats_rollups.${c} + excluded.${c}`).join(', ')}`);
+const upsertStatement = (rows: number): string => (upsertSql[rows] ??= `insert into stats_rollups (${COLUMNS.join(', ')}) values ${Array(rows).fill(`(${COLUMNS.map(() => '?').join(', ')})`).join(', ')} ${ON_CONFLICT}`);
+
+// PostgreSQL: one text whatever the row count, a column's values per array parameter. Thousands of
+// scalar parameters cost PostgreSQL a parse and plan of a new statement text per pass, and node-pg
+// a placeholder each; sixteen arrays are one of each (the same shape the click batch function takes).
+const PG_TYPES: Record<(typeof COLUMNS)[number], string> = { program_id: 'int4', span: 'int2', dim: 'text', partner_id: 'int4', link_id: 'int4', value: 'text', bucket: 'int4', currency: 'text', clicks: 'int8', unique_clicks: 'int8', bot_clicks: 'int8', leads: 'int8', sales: 'int8', revenue_cents: 'int8', refunds: 'int8', refunded_cents: 'int8' };
+const PG_UPSERT = `insert into stats_rollups (${COLUMNS.join(', ')}) select * from unnest(${COLUMNS.map((c, i) => `$${i + 1}::${PG_TYPES[c]}[]`).join(', ')}) ${ON_CONFLICT}`;
+
+interface RawClient {
+  acquireConnection(): Promise<unknown>;
+  releaseConnection(connection: unknown): Promise<unknown>;
+  query(connection: unknown, obj: { sql: string; bindings: unknown[]; method: 'raw' }): Promise<unknown>;
+}
+
+/**
+ * Runs one statement whose text is final (positional `?` on SQLite, `$n` on PostgreSQL) with its
+ * values, on the transaction's connection (or one of the pool's), through the client's own query
+ * path — its statement cache, the SQLite write lock, its error handling — but without `raw()`,
+ * which rewrites the whole text placeholder by placeholder on every call: for 500 rows of 16 values
+ * that rewrite was a sixth of the stats thread's time (docs/performance.md).
+ */
+async function runFinal(db: Knex | Knex.Transaction, sql: string, bindings: unknown[]): Promise<void> {
+  const client = db.client as unknown as RawClient;
+  const connection = await client.acquireConnection();
+  try {
+    await client.query(connection, { sql, bindings, method: 'raw' });
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
 
 /**
  * Adds the set's increments to stats_rollups in the caller's transaction, in key order (the lock
- * order every writer keeps): one statement per UPSERT_ROWS rows.
+ * order every writer keeps): one statement per UPSERT_ROWS rows on SQLite, one in all on PostgreSQL.
  */
 export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet): Promise<void> {
   if (set.size === 0) return;
   const rows = set.sorted();
+  if (!isSqlite(trx)) {
+    const columns: unknown[][] = COLUMNS.map(() => new Array(rows.length));
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i];
+      for (let k = 0; k < KEY_ORDER.length; k++) columns[k][i] = r[KEY_ORDER[k]];
+      for (let c = 0; c < ROLLUP_COUNTERS.length; c++) columns[KEY_ORDER.length + c][i] = r.counters[ROLLUP_COUNTERS[c]];
+    }
+    await runFinal(trx, PG_UPSERT, columns);
+    return;
+  }
   for (let i = 0; i < rows.length; i += UPSERT_ROWS) {
     const chunk = rows.slice(i, i + UPSERT_ROWS);
-    const values: Knex.RawBinding[] = [];
+    const values: unknown[] = [];
     for (const r of chunk) {
       for (const k of KEY_ORDER) values.push(r[k]);
       for (const c of ROLLUP_COUNTERS) values.push(r.counters[c]);
     }
-    await trx.raw(upsertStatement(chunk.length), values);
+    await runFinal(trx, upsertStatement(chunk.length), values);
   }
 }
 
