@@ -1,6 +1,7 @@
 /** Customer lookups shared by the lead and sale routes. */
 import type { Knex } from 'knex';
 import { bool } from './knex.js';
+import { firstRow } from './statement.js';
 import type { CustomerStatus, LeadAuth } from '@reftrack/contract';
 
 export interface CustomerRecord {
@@ -21,15 +22,19 @@ export interface CustomerRecord {
   provisionalLeadId: number | null;
 }
 
-/** One statement reads the customer, its program's lead_auth and its provisional lead. */
-function customerQuery(db: Knex): Knex.QueryBuilder {
-  return db('customers as c')
-    .join('programs as p', 'p.id', 'c.program_id')
-    .select(
-      'c.id', 'c.click_id', 'c.program_id', 'c.partner_id', 'c.customer_key', 'c.status', 'c.click_at', 'c.lead_at', 'c.converted_at', 'c.is_test', 'p.lead_auth', 'p.workspace_id',
-      db.raw('(select le.id from lead_events le where le.customer_id = c.id and le.provisional = ? and le.is_test = c.is_test order by le.id limit 1) as provisional_lead_id', [true]),
-    );
-}
+/**
+ * One statement reads the customer, its program's lead_auth and its provisional lead: every lead
+ * and sale starts with it, so its texts are fixed (db/statement.ts), one per way of finding the
+ * customer.
+ */
+const CUSTOMER_SELECT = `select c.id, c.click_id, c.program_id, c.partner_id, c.customer_key, c.status, c.click_at, c.lead_at, c.converted_at, c.is_test, p.lead_auth, p.workspace_id,
+  (select le.id from lead_events le where le.customer_id = c.id and le.provisional = ? and le.is_test = c.is_test order by le.id limit 1) as provisional_lead_id
+  from customers c join programs p on p.id = c.program_id`;
+const BY_CLICK_ID = `${CUSTOMER_SELECT} where c.click_id = ? limit 1`;
+/** The oldest customer with the key in the program. */
+const BY_KEY_IN_PROGRAM = `${CUSTOMER_SELECT} where c.customer_key = ? and c.program_id = ? and c.is_test = ? order by c.id asc limit 1`;
+/** The newest customer with the key anywhere. */
+const BY_KEY = `${CUSTOMER_SELECT} where c.customer_key = ? and c.is_test = ? order by c.id desc limit 1`;
 
 /** Real flows see only real customers; synthetic chains (`test`) see only their test-flagged ones. */
 export function toRecord(row: Record<string, unknown> | undefined, test: boolean): CustomerRecord | undefined {
@@ -52,7 +57,7 @@ export function toRecord(row: Record<string, unknown> | undefined, test: boolean
 
 export async function customerByClickId(db: Knex, clickId: string, test = false): Promise<CustomerRecord | undefined> {
   if (clickId.length > 64) return undefined;
-  return toRecord(await customerQuery(db).where('c.click_id', clickId).first(), test);
+  return toRecord(await firstRow(db, BY_CLICK_ID, [true, clickId]), test);
 }
 
 /**
@@ -62,10 +67,10 @@ export async function customerByClickId(db: Knex, clickId: string, test = false)
 export async function customerByKey(db: Knex, customerKey: string, programId?: number, test = false): Promise<CustomerRecord | undefined> {
   if (customerKey.length > 255) return undefined;
   if (programId !== undefined) {
-    const own = toRecord(await customerQuery(db).where({ 'c.customer_key': customerKey, 'c.program_id': programId, 'c.is_test': test }).orderBy('c.id', 'asc').first(), test);
+    const own = toRecord(await firstRow(db, BY_KEY_IN_PROGRAM, [true, customerKey, programId, test]), test);
     if (own) return own;
   }
-  return toRecord(await customerQuery(db).where({ 'c.customer_key': customerKey, 'c.is_test': test }).orderBy('c.id', 'desc').first(), test);
+  return toRecord(await firstRow(db, BY_KEY, [true, customerKey, test]), test);
 }
 
 /** click_id first, then customer_key, as the lead and sale calls document. */

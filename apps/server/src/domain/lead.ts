@@ -10,6 +10,7 @@ import { fail } from '../api-error.js';
 import { insertId } from '../db/insert-id.js';
 import { appendEvents, eventRow, type NewEvent } from '../db/outbox.js';
 import { findCustomer, type CustomerRecord } from '../db/customers.js';
+import { changedRows } from '../db/statement.js';
 import type { Atomic } from '../db/atomic.js';
 import { isSqlite } from '../db/knex.js';
 import { onPgConnection, readForLead, writeLead } from '../db/pg-tracking.js';
@@ -93,6 +94,13 @@ function settledLeadEvent(customer: CustomerRecord, leadId: number, customerKey:
   return { type: settledProvisional ? 'lead.settled' : 'lead.created', programId: customer.programId, workspaceId: customer.workspaceId, data: { lead }, occurredAt: now };
 }
 
+// 3.1: only a customer still in `click` moves to `lead` (a concurrent lead that moved it first
+// leaves nothing to change). Fixed texts (db/statement.ts): every lead sends them.
+const CUSTOMER_TO_LEAD = `update customers set status = 'lead', lead_at = ?, customer_key = ? where id = ? and status = 'click'`;
+const CUSTOMER_TO_LEAD_WITH_EMAIL = `update customers set status = 'lead', lead_at = ?, customer_key = ?, email = ? where id = ? and status = 'click'`;
+/** The partner's lead count in the program (partner_programs.leads). */
+const COUNT_LEAD = `update partner_programs set leads = leads + 1 where partner_id = ? and program_id = ?`;
+
 /** The 3.1 transitions from `click` (and from a provisional lead). */
 async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input: LeadInput, source: LeadSource, now: number, test: boolean): Promise<LeadResponse> {
   const provisional = customer.provisionalLeadId === null ? undefined : { id: customer.provisionalLeadId };
@@ -129,13 +137,13 @@ async function recordLead(trx: Knex.Transaction, customer: CustomerRecord, input
   } else {
     leadId = await insertId(trx, 'lead_events', settledLeadRow(customer, input, customerKey, source, now, test));
   }
-  const updated = await trx('customers')
-    .where({ id: customer.id, status: 'click' })
-    .update({ status: 'lead', lead_at: leadAt, customer_key: customerKey, ...(input.email ? { email: input.email } : {}) });
+  const updated = input.email
+    ? await changedRows(trx, CUSTOMER_TO_LEAD_WITH_EMAIL, [leadAt, customerKey, input.email, customer.id])
+    : await changedRows(trx, CUSTOMER_TO_LEAD, [leadAt, customerKey, customer.id]);
   // A concurrent lead for the same customer won the race; answer as the 3.1 row for `lead` says.
   if (updated === 0) fail(ERRORS.leadStatus, { status: 'lead' });
   if (!test) {
-    if (customer.partnerId !== null) await trx('partner_programs').where({ partner_id: customer.partnerId, program_id: customer.programId }).increment('leads', 1);
+    if (customer.partnerId !== null) await changedRows(trx, COUNT_LEAD, [customer.partnerId, customer.programId]);
     await appendEvents(trx, [settledLeadEvent(customer, leadId, customerKey, source, leadAt, now, provisional !== undefined)]);
   }
   return settledLeadResponse(customer, leadId);

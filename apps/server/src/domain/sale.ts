@@ -8,6 +8,7 @@ import { ERRORS, LIMITS, type CommissionReviewReason, type CommissionType, type 
 import { ApiError, fail } from '../api-error.js';
 import type { AppDeps } from '../deps.js';
 import { insertId } from '../db/insert-id.js';
+import { changedRows, firstRow, insertRow } from '../db/statement.js';
 import { appendEvents, eventRow, type NewEvent } from '../db/outbox.js';
 import { findCustomer, type CustomerRecord } from '../db/customers.js';
 import { isSqlite, isUniqueViolation } from '../db/knex.js';
@@ -148,6 +149,16 @@ function recorded(saleId: number, input: SaleInput, commissionId: number | null,
   };
 }
 
+// Fixed texts (db/statement.ts): every paid sale sends these.
+/** The program's terms and the customer's partner-program relationship (-1: no partner), in one read. */
+const PROGRAM_TERMS = `select p.commission_type, p.commission_rate, p.attribution_window_days, p.commission_hold_days, pp.id as enrollment_id
+  from programs p left join partner_programs pp on pp.program_id = p.id and pp.partner_id = ? where p.id = ? limit 1`;
+/** The partner's and the customer's e-mail addresses. */
+const REFERRAL_EMAILS = `select p.email as partner_email, c.email as customer_email from partners p left join customers c on c.id = ? where p.id = ? limit 1`;
+const CUSTOMER_CONVERTED = `update customers set converted_at = ? where id = ?`;
+/** The partner's sale count and revenue in the program, while the total stays exact (updatePartnerMetrics). */
+const COUNT_SALE = `update partner_programs set sales = sales + 1, revenue_cents = revenue_cents + ? where partner_id = ? and program_id = ? and revenue_cents <= ?`;
+
 /**
  * Rules 2-5 for a real sale. `test` (synthetic chains) runs the same attribution on test-flagged
  * customers and stores a test-flagged sale without commission, fee, metrics or events.
@@ -156,10 +167,8 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   const customer = await findCustomer(trx, { clickId: input.clickId, customerKey: input.customerKey }, programId, test);
   checkSaleCustomer(customer, programId);
   // The program's terms and the customer's partner-program relationship, in one read.
-  const program: ProgramTerms = await trx('programs as p')
-    .leftJoin('partner_programs as pp', (on) => on.on('pp.program_id', 'p.id').andOnVal('pp.partner_id', customer.partnerId ?? -1))
-    .where('p.id', programId)
-    .first('p.commission_type', 'p.commission_rate', 'p.attribution_window_days', 'p.commission_hold_days', 'pp.id as enrollment_id');
+  // The program exists: its key (or its synthetic chain) named it.
+  const program = (await firstRow<ProgramTerms>(trx, PROGRAM_TERMS, [customer.partnerId ?? -1, programId]))!;
   checkEnrollment(customer, program);
   if (!attributed(customer, program, input)) return UNATTRIBUTED;
   const { type, reason, row } = saleTerms(customer, program, input, programId, now, test);
@@ -178,10 +187,10 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
     const commission = { sale_id: saleId, ...commissionTerms(customer, program, type, input, programId, now, review) };
     amount = commission.amount_cents;
     commissionId = await insertId(trx, 'commissions', commission);
-    await trx('platform_fees').insert({ commission_id: commissionId, sale_id: saleId, program_id: programId, ...feeTerms(amount), currency: input.currency, created_at: now });
+    await insertRow(trx, 'platform_fees', { commission_id: commissionId, sale_id: saleId, program_id: programId, ...feeTerms(amount), currency: input.currency, created_at: now });
     events.push(commissionCreated({ id: commissionId, ...commission }, customer, programId, now));
   }
-  if (customer.convertedAt === null) await trx('customers').where({ id: customer.id }).update({ converted_at: now });
+  if (customer.convertedAt === null) await changedRows(trx, CUSTOMER_CONVERTED, [now, customer.id]);
   if (!test) await updatePartnerMetrics(trx, deps, customer.partnerId, programId, input.amountCents!);
   await appendEvents(trx, events);
   return recorded(saleId, input, commissionId, amount, reason);
@@ -276,7 +285,7 @@ interface ReferralEmails {
 
 /** The partner's and the customer's e-mail addresses, in one read: this runs on every paid sale. */
 async function selfReferralEmails(trx: Knex.Transaction, customerId: number, partnerId: number): Promise<ReferralEmails | undefined> {
-  return trx('partners as p').leftJoin('customers as c', 'c.id', trx.raw('?', [customerId])).where('p.id', partnerId).first('p.email as partner_email', 'c.email as customer_email');
+  return firstRow<ReferralEmails>(trx, REFERRAL_EMAILS, [customerId, partnerId]);
 }
 
 /**
@@ -302,12 +311,7 @@ const metricsNotUpdated = (deps: SaleDeps, partnerId: number, programId: number)
  */
 async function updatePartnerMetrics(trx: Knex.Transaction, deps: SaleDeps, partnerId: number, programId: number, amount: number): Promise<void> {
   try {
-    const updated = await inSavepoint(trx, (sp) =>
-      sp('partner_programs')
-        .where({ partner_id: partnerId, program_id: programId })
-        .where('revenue_cents', '<=', Number.MAX_SAFE_INTEGER - amount)
-        .update({ sales: sp.raw('sales + 1'), revenue_cents: sp.raw('revenue_cents + ?', [amount]) }),
-    );
+    const updated = await inSavepoint(trx, (sp) => changedRows(sp, COUNT_SALE, [amount, partnerId, programId, Number.MAX_SAFE_INTEGER - amount]));
     if (updated === 0) metricsNotUpdated(deps, partnerId, programId);
   } catch (err) {
     deps.logger.warn({ err }, 'partner metrics update failed');
