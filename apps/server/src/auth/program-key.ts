@@ -7,6 +7,7 @@ import { docsUrl, ERRORS, formatMessage, HEADERS, type ErrorSpec, type RotationW
 import { ApiError } from '../api-error.js';
 import type { RequestState } from '../http/state.js';
 import type { Db } from '../db/knex.js';
+import { firstRow } from '../db/statement.js';
 import { parseBearer } from './bearer.js';
 import { hashesEqual, sha256Hex } from './secret-hash.js';
 import type { KeyContext } from './key-context.js';
@@ -39,6 +40,17 @@ const KEY_CACHE_TTL_MS = 500;
 const KEY_CACHE_MAX = 10_000;
 const keyCache = new Map<string, { at: number; key: KeyContext }>();
 
+interface KeyRow {
+  id: number;
+  program_id: number;
+  key_hash: string;
+  rotation_marked_at: number | null;
+  rotation_deadline: number | null;
+}
+// A fixed text (db/statement.ts): with thousands of keys in use the cache misses often, and every
+// lead and sale authenticates.
+const KEY_BY_HASH = 'select id, program_id, key_hash, rotation_marked_at, rotation_deadline from program_keys where key_hash = ? limit 1';
+
 /** Called by every change to program keys made in this process. */
 export function forgetProgramKeys(): void {
   keyCache.clear();
@@ -49,7 +61,7 @@ export async function findProgramKey(db: Db, token: string): Promise<KeyContext 
   const now = Date.now();
   const hit = keyCache.get(hash);
   if (hit && now - hit.at < KEY_CACHE_TTL_MS) return hit.key;
-  const row = await db('program_keys').where({ key_hash: hash }).first('id', 'program_id', 'key_hash', 'rotation_marked_at', 'rotation_deadline');
+  const row = await firstRow<KeyRow>(db, KEY_BY_HASH, [hash]);
   if (!row || !hashesEqual(row.key_hash, hash)) return undefined;
   const key: KeyContext = {
     keyId: row.id,
