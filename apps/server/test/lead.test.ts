@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, dbKind, KEY1, KEY2, startTestServer, type TestServer } from './helpers/index.js';
 import { click, sale, serverLead } from './helpers/flows.js';
+import { createAtomic } from '../src/db/atomic.js';
+import { createLead } from '../src/domain/lead.js';
+import type { ApiError } from '../src/api-error.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -181,5 +184,19 @@ describe(`[${dbKind}] 3.1 lead rows`, () => {
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 400)).toHaveLength(7);
     expect(await s.db('lead_events').where({ click_id: id, is_test: false })).toHaveLength(1);
+  });
+
+  // The transactional path (the Stripe intake, the synthetic chains; every lead on SQLite) reads
+  // the customer and then moves it from `click` only if it is still there: on PostgreSQL
+  // concurrent units all read `click`, and the guard is what leaves one lead.
+  it('concurrent leads on the transactional path: one settles, the rest are refused with the status 400', async () => {
+    const id = await click(s);
+    const atomic = createAtomic(s.db);
+    const input = { clickId: id, customerKey: 'race-unit', email: null, sessionId: null, pageUrl: null };
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => createLead(atomic, 1, input, 'server', Date.now())));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as ApiError).status).toBe(400);
+    expect(await s.db('lead_events').where({ click_id: id, is_test: false })).toHaveLength(1);
+    expect(await s.db('customers').where({ click_id: id }).first('status')).toEqual({ status: 'lead' });
   });
 });
