@@ -32,10 +32,14 @@ const TYPES = {
   occurred_at: 'int8',
 };
 
-const pool = new pg.Pool({ connectionString, max: connections, connectionTimeoutMillis: 10_000 });
+// The schema is a startup parameter of each connection, so it holds from its first statement. A
+// `set search_path` sent on the pool's `connect` event ran beside the batch's own statement (node-pg
+// warns that pg 9 refuses two at once), and had it failed the batches would have gone to another
+// schema. PostgreSQL splits `options` on spaces, with backslash escapes.
+const startup = schema ? { options: `-c search_path=${pg.escapeIdentifier(schema).replace(/[\\ ]/g, (c) => `\\${c}`)}` } : {};
+const pool = new pg.Pool({ connectionString, max: connections, connectionTimeoutMillis: 10_000, ...startup });
 // A connection that fails while idle is dropped by the pool; the next batch opens a new one.
 pool.on('error', () => undefined);
-if (schema) pool.on('connect', (client) => void client.query(`set search_path to ${pg.escapeIdentifier(schema)}`).catch(() => undefined));
 
 /**
  * `reftrack_record_clicks_v3` (migration 20261125160000_stats_rollups) writes a whole batch in one statement, so
