@@ -142,7 +142,7 @@ export interface EventWindow {
  * and when fewer exist the window ends at the last event visible now, so a busy outbox full of
  * other types costs such a consumer one indexed range per pass, not one pass per `limit` rows.
  */
-export async function readEventsAfter(trx: Knex.Transaction, after: OutboxPosition, limit: number, types?: readonly DomainEventType[]): Promise<EventWindow> {
+export async function readEventsAfter(trx: Knex | Knex.Transaction, after: OutboxPosition, limit: number, types?: readonly DomainEventType[]): Promise<EventWindow> {
   const sqlite = isSqlite(trx);
   const visible = () =>
     sqlite

@@ -228,14 +228,14 @@ async function attributedClicks(trx: Knex | Knex.Transaction, conversions: reado
 }
 
 /**
- * Leads, sales and refunds counted in the rollups under the link and dimensions of each customer's
- * attributed click (at the conversion's own time), in the caller's transaction: one read of the
- * clicks and one upsert for the whole batch (jobs/stats-conversions.ts, the outbox consumer).
+ * Leads, sales and refunds as rollup increments under the link and dimensions of each customer's
+ * attributed click (at the conversion's own time): one read of the clicks for the whole batch
+ * (jobs/stats-conversions.ts, the outbox consumer, then upserts the set).
  */
-export async function countConversions(trx: Knex | Knex.Transaction, conversions: readonly Conversion[]): Promise<void> {
-  if (conversions.length === 0) return;
-  const clicks = await attributedClicks(trx, conversions);
+export async function conversionSet(db: Knex | Knex.Transaction, conversions: readonly Conversion[]): Promise<RollupSet> {
   const set = new RollupSet();
+  if (conversions.length === 0) return set;
+  const clicks = await attributedClicks(db, conversions);
   for (const c of conversions) {
     const click = c.clickId === null ? undefined : clicks.get(`${c.programId}\u0000${c.clickId}`);
     set.add({
@@ -249,5 +249,5 @@ export async function countConversions(trx: Knex | Knex.Transaction, conversions
       counters: c.counters,
     });
   }
-  await upsertRollups(trx, set);
+  return set;
 }

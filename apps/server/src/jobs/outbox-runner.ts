@@ -27,6 +27,14 @@ export interface OutboxConsumer {
   types?: readonly DomainEventType[];
   /** Handles events in order, inside the transaction that moves the cursor past them. */
   handle(trx: Knex.Transaction, events: StoredEvent[], now: number): Promise<void>;
+  /**
+   * Optional, for a consumer whose work is mostly reads and arithmetic (the stats rollups): on
+   * SQLite the runner calls it before the pass's write transaction, so those reads do not hold the
+   * file's write lock every request's commit waits for, and runs the writes it answers in the
+   * transaction that moves the cursor. Doing the same as `handle` is its contract; on PostgreSQL
+   * the runner calls `handle`.
+   */
+  prepare?(db: Knex, events: StoredEvent[], now: number): Promise<(trx: Knex.Transaction) => Promise<void>>;
   /** Called once what `handle` wrote has committed (a worker that performs it can start now). */
   committed?(): void;
 }
@@ -53,6 +61,12 @@ const MIN_GAP_MS = 100;
 
 /** The advisory lock class of consumer passes (PostgreSQL): "RFTR". */
 const CONSUMER_LOCK_CLASS = 0x52465452;
+
+/** Moves the cursor past a pass's events — only from where the pass read it: a cursor moved meanwhile (`stats rebuild`) rolls the pass back. */
+async function moveCursor(trx: Knex.Transaction, consumer: OutboxConsumer, after: OutboxPosition, last: OutboxPosition, now: number): Promise<void> {
+  const moved = await trx('outbox_cursors').where({ consumer: consumer.name, last_txid: after.txid, last_id: after.id }).update({ last_txid: last.txid, last_id: last.id, updated_at: now });
+  if (moved !== 1) throw new Error(`outbox consumer ${consumer.name}: its cursor moved during the pass`);
+}
 
 /**
  * PostgreSQL: whether this transaction now holds the consumer's pass (a peer process holding it
@@ -215,6 +229,7 @@ export class OutboxRunner {
   /** One batch for one consumer; how many events it read (0: nothing new, or a peer has the cursor). */
   private async pass(consumer: OutboxConsumer): Promise<number> {
     const { db } = this.deps;
+    if (consumer.prepare && isSqlite(db)) return this.preparedPass(consumer, consumer.prepare);
     let handled = false;
     const scanned = await db.transaction(async (trx) => {
       if (!isSqlite(trx) && !(await holdsConsumerLock(trx, consumer.name))) return 0;
@@ -226,12 +241,34 @@ export class OutboxRunner {
       const now = this.deps.now();
       if (events.length > 0) await consumer.handle(trx, events, now);
       handled = events.length > 0;
-      // Only from where this pass read: a cursor moved meanwhile (`stats rebuild`) rolls the pass back.
-      const moved = await trx('outbox_cursors').where({ consumer: consumer.name, last_txid: after.txid, last_id: after.id }).update({ last_txid: last.txid, last_id: last.id, updated_at: now });
-      if (moved !== 1) throw new Error(`outbox consumer ${consumer.name}: its cursor moved during the pass`);
+      await moveCursor(trx, consumer, after, last, now);
       return scanned;
     });
     if (handled) consumer.committed?.();
+    return scanned;
+  }
+
+  /**
+   * SQLite, a consumer with `prepare`: the cursor, the events and the consumer's reads outside any
+   * transaction (SQLite has one writer, and this thread's connection sees every commit), then one
+   * write transaction with the consumer's writes and the cursor's move. The move is conditional on
+   * the position read, so a cursor moved in between (`stats rebuild`) rolls the writes back and the
+   * next pass starts again from where it is.
+   */
+  private async preparedPass(consumer: OutboxConsumer, prepare: NonNullable<OutboxConsumer['prepare']>): Promise<number> {
+    const { db } = this.deps;
+    const cursor = await db('outbox_cursors').where({ consumer: consumer.name }).first('last_txid', 'last_id');
+    if (!cursor) return 0;
+    const after: OutboxPosition = { txid: Number(cursor.last_txid), id: Number(cursor.last_id) };
+    const { events, last, scanned } = await readEventsAfter(db, after, BATCH, consumer.types);
+    if (last === null) return 0;
+    const now = this.deps.now();
+    const write = events.length > 0 ? await prepare(db, events, now) : undefined;
+    await db.transaction(async (trx) => {
+      await write?.(trx);
+      await moveCursor(trx, consumer, after, last, now);
+    });
+    if (write) consumer.committed?.();
     return scanned;
   }
 }

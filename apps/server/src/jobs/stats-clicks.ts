@@ -13,32 +13,43 @@
  */
 import type { DomainEvent } from '@reftrack/contract';
 import type { OutboxConsumer } from './outbox-runner.js';
+import type { StoredEvent } from '../db/outbox.js';
 import { RollupSet, upsertRollups } from '../db/stats-rollups.js';
 
 export const STATS_CLICKS_CONSUMER = 'stats-clicks';
+
+/** The rollup increments of a pass's `clicks.recorded` events. */
+function clickRollups(events: StoredEvent[]): RollupSet {
+  const set = new RollupSet();
+  for (const { event } of events) {
+    if (event.type !== 'clicks.recorded' || event.version < 2) continue;
+    const { program_id: programId, rollups } = event.data as DomainEvent<'clicks.recorded'>['data'];
+    // An event without its sums (never written by the click batch) is skipped, not retried forever.
+    if (!Array.isArray(rollups)) continue;
+    for (const r of rollups) {
+      set.add({
+        programId,
+        partnerId: r.partner_id,
+        linkId: r.link_id,
+        dims: r.dims,
+        currency: '',
+        at: Date.parse(r.hour),
+        counters: r.dims === null ? { bot_clicks: r.bot_clicks } : { clicks: r.clicks, unique_clicks: r.unique_clicks },
+      });
+    }
+  }
+  return set;
+}
 
 export const statsClicksConsumer: OutboxConsumer = {
   name: STATS_CLICKS_CONSUMER,
   types: ['clicks.recorded'],
   async handle(trx, events) {
-    const set = new RollupSet();
-    for (const { event } of events) {
-      if (event.type !== 'clicks.recorded' || event.version < 2) continue;
-      const { program_id: programId, rollups } = event.data as DomainEvent<'clicks.recorded'>['data'];
-      // An event without its sums (never written by the click batch) is skipped, not retried forever.
-      if (!Array.isArray(rollups)) continue;
-      for (const r of rollups) {
-        set.add({
-          programId,
-          partnerId: r.partner_id,
-          linkId: r.link_id,
-          dims: r.dims,
-          currency: '',
-          at: Date.parse(r.hour),
-          counters: r.dims === null ? { bot_clicks: r.bot_clicks } : { clicks: r.clicks, unique_clicks: r.unique_clicks },
-        });
-      }
-    }
-    await upsertRollups(trx, set);
+    await upsertRollups(trx, clickRollups(events));
+  },
+  // The sums are made before the pass's write transaction (outbox-runner.ts, preparedPass).
+  async prepare(_db, events) {
+    const set = clickRollups(events);
+    return (trx) => upsertRollups(trx, set);
   },
 };

@@ -18,45 +18,57 @@ import type { Knex } from 'knex';
 import type { DomainEvent, DomainEventType } from '@reftrack/contract';
 import type { OutboxConsumer } from './outbox-runner.js';
 import { bool } from '../db/knex.js';
-import { countConversions, type Conversion } from '../db/stats-rollups.js';
+import type { StoredEvent } from '../db/outbox.js';
+import { conversionSet, upsertRollups, type Conversion, type RollupSet } from '../db/stats-rollups.js';
 
 export const STATS_CONVERSIONS_CONSUMER = 'stats-conversions';
 
 const TYPES: DomainEventType[] = ['lead.created', 'lead.settled', 'sale.created', 'sale.refunded'];
 
 /** The sales' test flags and their customers' click ids (the attributed click), in one read. */
-async function salesOf(trx: Knex.Transaction, ids: number[]): Promise<Map<number, { test: boolean; clickId: string | null }>> {
+async function salesOf(db: Knex | Knex.Transaction, ids: number[]): Promise<Map<number, { test: boolean; clickId: string | null }>> {
   const found = new Map<number, { test: boolean; clickId: string | null }>();
   if (ids.length === 0) return found;
-  const rows = await trx('sale_events as s').leftJoin('customers as c', 'c.id', 's.customer_id').whereIn('s.id', ids).select('s.id', 's.is_test', 's.click_id', 'c.click_id as customer_click_id');
+  const rows = await db('sale_events as s').leftJoin('customers as c', 'c.id', 's.customer_id').whereIn('s.id', ids).select('s.id', 's.is_test', 's.click_id', 'c.click_id as customer_click_id');
   for (const r of rows) found.set(Number(r.id), { test: bool(r.is_test), clickId: (r.customer_click_id ?? r.click_id ?? null) as string | null });
   return found;
+}
+
+/** The rollup increments of a pass's leads, sales and refunds: reads only. */
+async function conversionRollups(db: Knex | Knex.Transaction, events: StoredEvent[]): Promise<RollupSet> {
+  const saleIds = [...new Set(events.flatMap(({ event }) => (event.type === 'sale.created' || event.type === 'sale.refunded' ? [(event.data as { sale: { id: number } }).sale.id] : [])))];
+  const sales = await salesOf(db, saleIds);
+  const conversions: Conversion[] = [];
+  for (const { event } of events) {
+    if (event.type === 'lead.created' || event.type === 'lead.settled') {
+      const { lead } = event.data as DomainEvent<'lead.created'>['data'];
+      if (lead.provisional || lead.settled_at === null) continue;
+      conversions.push({ programId: lead.program_id, partnerId: lead.partner_id, clickId: lead.click_id, at: Date.parse(lead.settled_at), currency: '', counters: { leads: 1 } });
+    } else if (event.type === 'sale.created') {
+      const { sale } = event.data as DomainEvent<'sale.created'>['data'];
+      const facts = sales.get(sale.id);
+      if (!facts || facts.test) continue;
+      conversions.push({ programId: sale.program_id, partnerId: sale.partner_id, clickId: facts.clickId, at: Date.parse(sale.occurred_at), currency: sale.currency, counters: { sales: 1, revenue_cents: sale.amount_cents } });
+    } else if (event.type === 'sale.refunded') {
+      const { sale, refund } = event.data as DomainEvent<'sale.refunded'>['data'];
+      const facts = sales.get(sale.id);
+      if (!facts || facts.test) continue;
+      conversions.push({ programId: sale.program_id, partnerId: sale.partner_id, clickId: facts.clickId, at: Date.parse(refund.created_at), currency: sale.currency, counters: { refunds: 1, refunded_cents: refund.amount_cents } });
+    }
+  }
+  return conversionSet(db, conversions);
 }
 
 export const statsConversionsConsumer: OutboxConsumer = {
   name: STATS_CONVERSIONS_CONSUMER,
   types: TYPES,
   async handle(trx, events) {
-    const saleIds = [...new Set(events.flatMap(({ event }) => (event.type === 'sale.created' || event.type === 'sale.refunded' ? [(event.data as { sale: { id: number } }).sale.id] : [])))];
-    const sales = await salesOf(trx, saleIds);
-    const conversions: Conversion[] = [];
-    for (const { event } of events) {
-      if (event.type === 'lead.created' || event.type === 'lead.settled') {
-        const { lead } = event.data as DomainEvent<'lead.created'>['data'];
-        if (lead.provisional || lead.settled_at === null) continue;
-        conversions.push({ programId: lead.program_id, partnerId: lead.partner_id, clickId: lead.click_id, at: Date.parse(lead.settled_at), currency: '', counters: { leads: 1 } });
-      } else if (event.type === 'sale.created') {
-        const { sale } = event.data as DomainEvent<'sale.created'>['data'];
-        const facts = sales.get(sale.id);
-        if (!facts || facts.test) continue;
-        conversions.push({ programId: sale.program_id, partnerId: sale.partner_id, clickId: facts.clickId, at: Date.parse(sale.occurred_at), currency: sale.currency, counters: { sales: 1, revenue_cents: sale.amount_cents } });
-      } else if (event.type === 'sale.refunded') {
-        const { sale, refund } = event.data as DomainEvent<'sale.refunded'>['data'];
-        const facts = sales.get(sale.id);
-        if (!facts || facts.test) continue;
-        conversions.push({ programId: sale.program_id, partnerId: sale.partner_id, clickId: facts.clickId, at: Date.parse(refund.created_at), currency: sale.currency, counters: { refunds: 1, refunded_cents: refund.amount_cents } });
-      }
-    }
-    await countConversions(trx, conversions);
+    await upsertRollups(trx, await conversionRollups(trx, events));
+  },
+  // The reads of the sales and clicks, and the sums, are done before the pass's write transaction
+  // (outbox-runner.ts, preparedPass): the rows they read are never changed once written.
+  async prepare(db, events) {
+    const set = await conversionRollups(db, events);
+    return (trx) => upsertRollups(trx, set);
   },
 };
