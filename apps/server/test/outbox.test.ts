@@ -5,7 +5,7 @@
 import pino from 'pino';
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEvents, type NewEvent, type StoredEvent } from '../src/db/outbox.js';
+import { appendEvents, outboxTail, type NewEvent, type StoredEvent } from '../src/db/outbox.js';
 import { OutboxRunner, type OutboxConsumer } from '../src/jobs/outbox-runner.js';
 import { createDb } from '../src/db/knex.js';
 import { parseDatabaseUrl } from '../src/config.js';
@@ -38,6 +38,27 @@ function recorder(name: string, fail?: () => boolean): OutboxConsumer {
     async handle(trx, events: StoredEvent[]) {
       for (const e of events) await trx('test_handled').insert({ consumer: name, event_id: e.event.id, seq: ++seq });
       if (fail?.()) throw new Error('consumer failed mid-batch');
+    },
+  };
+}
+
+/**
+ * A consumer built as the stats consumers are: reads and sums first (`prepare`, outside the write
+ * transaction on SQLite), then writes. `beforeWrite` runs between the two.
+ */
+function preparer(name: string, beforeWrite?: () => Promise<void>): OutboxConsumer {
+  const writeAll = (events: StoredEvent[]) => async (trx: Knex.Transaction) => {
+    for (const e of events) await trx('test_handled').insert({ consumer: name, event_id: e.event.id, seq: ++seq });
+  };
+  return {
+    name,
+    async handle(trx, events) {
+      await beforeWrite?.();
+      await writeAll(events)(trx);
+    },
+    async prepare(_db, events) {
+      await beforeWrite?.();
+      return writeAll(events);
     },
   };
 }
@@ -107,6 +128,35 @@ describe(`[${dbKind}] the outbox: order and exactly-once handling`, () => {
     expect(new Set(handled).size).toBe(handled.length);
     expect(handled).toEqual(everything);
     expect(handled.slice(-60)).toEqual(written);
+  });
+
+  it('a consumer that prepares before its write transaction gets every event once, in order', async () => {
+    const written: string[] = [];
+    for (let i = 0; i < 5; i++) written.push(...(await s.db.transaction((trx) => appendEvents(trx, [programUpdated(i)]))));
+    const runner = new OutboxRunner({ db: s.db, now: Date.now, logger }, [preparer('prepared')]);
+    await runner.drain();
+    await runner.drain();
+    const handled = await handledBy('prepared');
+    const everything = (await s.db('outbox_events').orderBy('id').select('event_id')).map((r) => r.event_id);
+    expect(handled).toEqual(everything);
+    expect(handled.slice(-5)).toEqual(written);
+  });
+
+  it('a cursor moved while a pass was under way (stats rebuild) takes back the pass’s writes; the next pass starts where it was moved', async () => {
+    await s.db.transaction((trx) => appendEvents(trx, [programUpdated(1), programUpdated(2)]));
+    let moves = 0;
+    const rebuild = async () => {
+      if (moves++ > 0) return;
+      const tail = await outboxTail(s.db);
+      await s.db('outbox_cursors').where({ consumer: 'moved' }).update({ last_txid: tail!.txid, last_id: tail!.id });
+    };
+    const runner = new OutboxRunner({ db: s.db, now: Date.now, logger }, [preparer('moved', rebuild)]);
+    await runner.drain();
+    await runner.drain();
+    expect(moves).toBeGreaterThan(0);
+    expect(await handledBy('moved')).toEqual([]);
+    const tail = await outboxTail(s.db);
+    expect(await s.db('outbox_cursors').where({ consumer: 'moved' }).first('last_id')).toEqual({ last_id: tail!.id });
   });
 
   it('an event of a transaction that commits late is not skipped by a cursor that moved past a later id', async () => {
