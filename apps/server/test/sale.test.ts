@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, dbKind, KEY1, KEY2, LEGACY_KEY, startTestServer, type TestServer } from './helpers/index.js';
 import { click, sale, serverLead } from './helpers/flows.js';
+import { createAtomic } from '../src/db/atomic.js';
+import { recordSale } from '../src/domain/sale.js';
+import { parseSaleInput } from '../src/domain/sale-input.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -128,6 +131,21 @@ describe(`[${dbKind}] 4.3 POST /api/v1/track/sale`, () => {
     expect(await s.db('commissions').whereNotIn('sale_id', s.db('sale_events').select('id'))).toHaveLength(0);
     const retry = await sale(s, { transaction_id: t, customer_key: customerKey });
     expect(retry.status).toBe(200);
+  });
+
+  // The same rule on the transactional path (the Stripe intake; every sale on SQLite), where each
+  // unit reads the customer and then converts it only if it is still unconverted.
+  it('concurrent first sales on the transactional path: exactly one pays a commission', async () => {
+    const { customerKey } = await leadCustomer('first-unit');
+    const ids = Array.from({ length: 8 }, () => txn('first-unit'));
+    const atomic = createAtomic(s.db);
+    const outcomes = await Promise.all(ids.map((t) => atomic((trx) => recordSale(trx, s.running.deps, parseSaleInput({ transaction_id: t, customer_key: customerKey, amount_cents: 10_000, currency: 'usd' }, Date.now()), 1, Date.now()))));
+    const reasons = outcomes.map((o) => (o.kind === 'recorded' ? (o.response.data as { commission_reason?: string | null }).commission_reason : o.kind));
+    expect(reasons.filter((r) => r === null)).toHaveLength(1);
+    expect(reasons.filter((r) => r === 'first_sale_only')).toHaveLength(7);
+    const saleIds = (await s.db('sale_events').whereIn('processor_event_id', ids).select('id')).map((r) => r.id);
+    expect(saleIds).toHaveLength(8);
+    expect(await s.db('commissions').whereIn('sale_id', saleIds)).toHaveLength(1);
   });
 
   it('concurrent first sales of one customer on a first-sale-only program: exactly one pays a commission', async () => {

@@ -155,7 +155,7 @@ const PROGRAM_TERMS = `select p.commission_type, p.commission_rate, p.attributio
   from programs p left join partner_programs pp on pp.program_id = p.id and pp.partner_id = ? where p.id = ? limit 1`;
 /** The partner's and the customer's e-mail addresses. */
 const REFERRAL_EMAILS = `select p.email as partner_email, c.email as customer_email from partners p left join customers c on c.id = ? where p.id = ? limit 1`;
-const CUSTOMER_CONVERTED = `update customers set converted_at = ? where id = ?`;
+const CUSTOMER_CONVERTED = `update customers set converted_at = ? where id = ? and converted_at is null`;
 /** The partner's sale count and revenue in the program, while the total stays exact (updatePartnerMetrics). */
 const COUNT_SALE = `update partner_programs set sales = sales + 1, revenue_cents = revenue_cents + ? where partner_id = ? and program_id = ? and revenue_cents <= ?`;
 
@@ -171,7 +171,13 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   const program = (await firstRow<ProgramTerms>(trx, PROGRAM_TERMS, [customer.partnerId ?? -1, programId]))!;
   checkEnrollment(customer, program);
   if (!attributed(customer, program, input)) return UNATTRIBUTED;
-  const { type, reason, row } = saleTerms(customer, program, input, programId, now, test);
+  // The first sale converts the customer, only if no other has: on PostgreSQL concurrent units
+  // (the Stripe intake's) may all have read it unconverted, and the one whose update changes the
+  // row has the first sale while the others count as later sales — so a first-sale-only program
+  // pays once, as the sale route's own statement ensures (db/pg-tracking.ts). A sale without a
+  // partner converts nothing (7.5 stores it, then refuses).
+  const converted = customer.convertedAt !== null || (customer.partnerId !== null && (await changedRows(trx, CUSTOMER_CONVERTED, [now, customer.id])) === 0);
+  const { type, reason, row } = saleTerms({ ...customer, convertedAt: converted ? (customer.convertedAt ?? now) : null }, program, input, programId, now, test);
   const saleId = await insertSale(trx, row);
   const events: NewEvent[] = test ? [] : [saleCreated(saleId, row, customer, programId, now)];
   // 7.5: the sale is stored before this refusal, so a resend answers 409.
@@ -190,7 +196,6 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
     await insertRow(trx, 'platform_fees', { commission_id: commissionId, sale_id: saleId, program_id: programId, ...feeTerms(amount), currency: input.currency, created_at: now });
     events.push(commissionCreated({ id: commissionId, ...commission }, customer, programId, now));
   }
-  if (customer.convertedAt === null) await changedRows(trx, CUSTOMER_CONVERTED, [now, customer.id]);
   if (!test) await updatePartnerMetrics(trx, deps, customer.partnerId, programId, input.amountCents!);
   await appendEvents(trx, events);
   return recorded(saleId, input, commissionId, amount, reason);
