@@ -6,7 +6,7 @@ import pino from 'pino';
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents, outboxTail, type NewEvent, type StoredEvent } from '../src/db/outbox.js';
-import { OutboxRunner, type OutboxConsumer } from '../src/jobs/outbox-runner.js';
+import { OutboxRunner, preparedConsumer, type OutboxConsumer } from '../src/jobs/outbox-runner.js';
 import { createDb } from '../src/db/knex.js';
 import { parseDatabaseUrl } from '../src/config.js';
 import { dbKind, startTestServer, type TestServer } from './helpers/index.js';
@@ -47,20 +47,15 @@ function recorder(name: string, fail?: () => boolean): OutboxConsumer {
  * transaction on SQLite), then writes. `beforeWrite` runs between the two.
  */
 function preparer(name: string, beforeWrite?: () => Promise<void>): OutboxConsumer {
-  const writeAll = (events: StoredEvent[]) => async (trx: Knex.Transaction) => {
-    for (const e of events) await trx('test_handled').insert({ consumer: name, event_id: e.event.id, seq: ++seq });
-  };
-  return {
+  return preparedConsumer({
     name,
-    async handle(trx, events) {
-      await beforeWrite?.();
-      await writeAll(events)(trx);
-    },
     async prepare(_db, events) {
       await beforeWrite?.();
-      return writeAll(events);
+      return async (trx) => {
+        for (const e of events) await trx('test_handled').insert({ consumer: name, event_id: e.event.id, seq: ++seq });
+      };
     },
-  };
+  });
 }
 
 const programUpdated = (n: number): NewEvent => ({ type: 'program.updated', programId: 1, data: { program_id: 1, changed: [`field${n}`] }, occurredAt: Date.now() });

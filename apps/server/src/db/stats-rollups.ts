@@ -19,6 +19,7 @@ import { STATS_DIMENSIONS } from '@reftrack/contract';
 import { clickDimensions } from '../domain/click-dimensions.js';
 import { MONTH_SPAN, monthBucketOfDay } from './stats-buckets.js';
 import { isSqlite } from './knex.js';
+import { runStatement } from './statement.js';
 
 export const HOUR_MS = 3_600_000;
 /** An hour, a UTC day, a UTC calendar month (its `bucket`: the month's first hour). */
@@ -126,7 +127,8 @@ const ON_CONFLICT = `on conflict (${KEY_ORDER.join(', ')}) do update set ${ROLLU
 // SQLite: the statement's text per row count, built once (multi-row VALUES and ON CONFLICT … DO
 // UPDATE); the client keeps a prepared statement per text (db/sqlite-client.ts). knex's own
 // multi-row insert is a compound SELECT on SQLite, capped at 500 terms, and compiling it cost a
-// consumer pass more than running it.
+// consumer pass more than running it. Run with runStatement, not `raw()`, which rewrote the whole
+// text placeholder by placeholder on every call: a sixth of the stats thread's time.
 const upsertSql: string[] = [];
 const upsertStatement = (rows: number): string => (upsertSql[rows] ??= `insert into stats_rollups (${COLUMNS.join(', ')}) values ${Array(rows).fill(`(${COLUMNS.map(() => '?').join(', ')})`).join(', ')} ${ON_CONFLICT}`);
 
@@ -135,29 +137,6 @@ const upsertStatement = (rows: number): string => (upsertSql[rows] ??= `insert i
 // a placeholder each; sixteen arrays are one of each (the same shape the click batch function takes).
 const PG_TYPES: Record<(typeof COLUMNS)[number], string> = { program_id: 'int4', span: 'int2', dim: 'text', partner_id: 'int4', link_id: 'int4', value: 'text', bucket: 'int4', currency: 'text', clicks: 'int8', unique_clicks: 'int8', bot_clicks: 'int8', leads: 'int8', sales: 'int8', revenue_cents: 'int8', refunds: 'int8', refunded_cents: 'int8' };
 const PG_UPSERT = `insert into stats_rollups (${COLUMNS.join(', ')}) select * from unnest(${COLUMNS.map((c, i) => `$${i + 1}::${PG_TYPES[c]}[]`).join(', ')}) ${ON_CONFLICT}`;
-
-interface RawClient {
-  acquireConnection(): Promise<unknown>;
-  releaseConnection(connection: unknown): Promise<unknown>;
-  query(connection: unknown, obj: { sql: string; bindings: unknown[]; method: 'raw' }): Promise<unknown>;
-}
-
-/**
- * Runs one statement whose text is final (positional `?` on SQLite, `$n` on PostgreSQL) with its
- * values, on the transaction's connection (or one of the pool's), through the client's own query
- * path — its statement cache, the SQLite write lock, its error handling — but without `raw()`,
- * which rewrites the whole text placeholder by placeholder on every call: for 500 rows of 16 values
- * that rewrite was a sixth of the stats thread's time (docs/performance.md).
- */
-async function runFinal(db: Knex | Knex.Transaction, sql: string, bindings: unknown[]): Promise<void> {
-  const client = db.client as unknown as RawClient;
-  const connection = await client.acquireConnection();
-  try {
-    await client.query(connection, { sql, bindings, method: 'raw' });
-  } finally {
-    await client.releaseConnection(connection);
-  }
-}
 
 /**
  * Adds the set's increments to stats_rollups in the caller's transaction, in key order (the lock
@@ -173,7 +152,7 @@ export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet
       for (let k = 0; k < KEY_ORDER.length; k++) columns[k][i] = r[KEY_ORDER[k]];
       for (let c = 0; c < ROLLUP_COUNTERS.length; c++) columns[KEY_ORDER.length + c][i] = r.counters[ROLLUP_COUNTERS[c]];
     }
-    await runFinal(trx, PG_UPSERT, columns);
+    await runStatement(trx, PG_UPSERT, columns);
     return;
   }
   for (let i = 0, size = 0; i < rows.length; i += size) {
@@ -186,7 +165,7 @@ export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet
       values.push(r.program_id, r.span, r.dim, r.partner_id, r.link_id, r.value, r.bucket, r.currency);
       values.push(n.clicks, n.unique_clicks, n.bot_clicks, n.leads, n.sales, n.revenue_cents, n.refunds, n.refunded_cents);
     }
-    await runFinal(trx, upsertStatement(chunk.length), values);
+    await runStatement(trx, upsertStatement(chunk.length), values);
   }
 }
 

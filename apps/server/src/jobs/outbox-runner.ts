@@ -39,6 +39,14 @@ export interface OutboxConsumer {
   committed?(): void;
 }
 
+/**
+ * A consumer defined by its `prepare` alone: `handle` (PostgreSQL, and any caller inside a
+ * transaction) prepares on the transaction and writes at once.
+ */
+export function preparedConsumer(consumer: Omit<OutboxConsumer, 'handle' | 'prepare'> & Required<Pick<OutboxConsumer, 'prepare'>>): OutboxConsumer {
+  return { ...consumer, handle: async (trx, events, now) => (await consumer.prepare(trx, events, now))(trx) };
+}
+
 /** Where a runner reports a failed pass: the server's logger, or the stats thread's relay of it. */
 export interface RunnerLog {
   warn(obj: object, msg: string): void;
@@ -61,6 +69,15 @@ const MIN_GAP_MS = 100;
 
 /** The advisory lock class of consumer passes (PostgreSQL): "RFTR". */
 const CONSUMER_LOCK_CLASS = 0x52465452;
+
+/** The consumer's cursor and its next events; null when there is no cursor or nothing new. */
+async function readWindow(q: Knex | Knex.Transaction, consumer: OutboxConsumer): Promise<{ after: OutboxPosition; events: StoredEvent[]; last: OutboxPosition; scanned: number } | null> {
+  const cursor = await q('outbox_cursors').where({ consumer: consumer.name }).first('last_txid', 'last_id');
+  if (!cursor) return null;
+  const after: OutboxPosition = { txid: Number(cursor.last_txid), id: Number(cursor.last_id) };
+  const { events, last, scanned } = await readEventsAfter(q, after, BATCH, consumer.types);
+  return last === null ? null : { after, events, last, scanned };
+}
 
 /** Moves the cursor past a pass's events — only from where the pass read it: a cursor moved meanwhile (`stats rebuild`) rolls the pass back. */
 async function moveCursor(trx: Knex.Transaction, consumer: OutboxConsumer, after: OutboxPosition, last: OutboxPosition, now: number): Promise<void> {
@@ -233,11 +250,9 @@ export class OutboxRunner {
     let handled = false;
     const scanned = await db.transaction(async (trx) => {
       if (!isSqlite(trx) && !(await holdsConsumerLock(trx, consumer.name))) return 0;
-      const cursor = await trx('outbox_cursors').where({ consumer: consumer.name }).first('last_txid', 'last_id');
-      if (!cursor) return 0;
-      const after: OutboxPosition = { txid: Number(cursor.last_txid), id: Number(cursor.last_id) };
-      const { events, last, scanned } = await readEventsAfter(trx, after, BATCH, consumer.types);
-      if (last === null) return 0;
+      const window = await readWindow(trx, consumer);
+      if (!window) return 0;
+      const { after, events, last, scanned } = window;
       const now = this.deps.now();
       if (events.length > 0) await consumer.handle(trx, events, now);
       handled = events.length > 0;
@@ -257,11 +272,9 @@ export class OutboxRunner {
    */
   private async preparedPass(consumer: OutboxConsumer, prepare: NonNullable<OutboxConsumer['prepare']>): Promise<number> {
     const { db } = this.deps;
-    const cursor = await db('outbox_cursors').where({ consumer: consumer.name }).first('last_txid', 'last_id');
-    if (!cursor) return 0;
-    const after: OutboxPosition = { txid: Number(cursor.last_txid), id: Number(cursor.last_id) };
-    const { events, last, scanned } = await readEventsAfter(db, after, BATCH, consumer.types);
-    if (last === null) return 0;
+    const window = await readWindow(db, consumer);
+    if (!window) return 0;
+    const { after, events, last, scanned } = window;
     const now = this.deps.now();
     const write = events.length > 0 ? await prepare(db, events, now) : undefined;
     await db.transaction(async (trx) => {

@@ -12,7 +12,7 @@
  * up themselves, and are skipped.
  */
 import type { DomainEvent } from '@reftrack/contract';
-import type { OutboxConsumer } from './outbox-runner.js';
+import { preparedConsumer, type OutboxConsumer } from './outbox-runner.js';
 import type { StoredEvent } from '../db/outbox.js';
 import { RollupSet, upsertRollups } from '../db/stats-rollups.js';
 
@@ -41,15 +41,12 @@ function clickRollups(events: StoredEvent[]): RollupSet {
   return set;
 }
 
-export const statsClicksConsumer: OutboxConsumer = {
+export const statsClicksConsumer: OutboxConsumer = preparedConsumer({
   name: STATS_CLICKS_CONSUMER,
   types: ['clicks.recorded'],
-  async handle(trx, events) {
-    await upsertRollups(trx, clickRollups(events));
-  },
-  // The sums are made before the pass's write transaction (outbox-runner.ts, preparedPass).
+  // The sums are made before the pass's write transaction on SQLite (outbox-runner.ts, preparedPass).
   async prepare(_db, events) {
     const set = clickRollups(events);
     return (trx) => upsertRollups(trx, set);
   },
-};
+});

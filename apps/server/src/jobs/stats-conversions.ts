@@ -16,7 +16,7 @@
  */
 import type { Knex } from 'knex';
 import type { DomainEvent, DomainEventType } from '@reftrack/contract';
-import type { OutboxConsumer } from './outbox-runner.js';
+import { preparedConsumer, type OutboxConsumer } from './outbox-runner.js';
 import { bool } from '../db/knex.js';
 import type { StoredEvent } from '../db/outbox.js';
 import { conversionSet, upsertRollups, type Conversion, type RollupSet } from '../db/stats-rollups.js';
@@ -59,16 +59,13 @@ async function conversionRollups(db: Knex | Knex.Transaction, events: StoredEven
   return conversionSet(db, conversions);
 }
 
-export const statsConversionsConsumer: OutboxConsumer = {
+export const statsConversionsConsumer: OutboxConsumer = preparedConsumer({
   name: STATS_CONVERSIONS_CONSUMER,
   types: TYPES,
-  async handle(trx, events) {
-    await upsertRollups(trx, await conversionRollups(trx, events));
-  },
   // The reads of the sales and clicks, and the sums, are done before the pass's write transaction
-  // (outbox-runner.ts, preparedPass): the rows they read are never changed once written.
+  // on SQLite (outbox-runner.ts, preparedPass): the rows they read are never changed once written.
   async prepare(db, events) {
     const set = await conversionRollups(db, events);
     return (trx) => upsertRollups(trx, set);
   },
-};
+});
