@@ -37,6 +37,7 @@ export function makeRow(db, route, r, cpu) {
     socketErrors: r.socketErrors,
     timeouts: r.timeouts,
     ratioToBare: null,
+    ratioToWrkBare: null,
     rounds: null,
     serverCpuS: cpu.serverCpuS,
     cpuMsPerRequest: round((1000 * cpu.serverCpuS) / Math.max(1, r.requests), 3),
