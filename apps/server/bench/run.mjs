@@ -141,7 +141,7 @@ async function main() {
   // measured with wrk (≥ 4% and ≥ 2%): wrk's bare rate is higher than autocannon's, so the lead and
   // sale rows are held to that denominator too, measured here in the same run.
   if (tool === 'wrk' && databases.includes('postgres') && (opts.routes.includes('lead') || opts.routes.includes('sale'))) {
-    const row = await measureBare('wrk', "the denominator of the PostgreSQL lead and sale shares");
+    const row = await measureBare('wrk', 'the denominator of the PostgreSQL lead and sale shares');
     rows.push(row);
     bareRps.wrk = row.rps;
   }
