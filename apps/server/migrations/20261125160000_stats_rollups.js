@@ -35,8 +35,27 @@ const ROLLUP = [
   ['unique_clicks', 'int8'],
   ['bot_clicks', 'int8'],
 ];
-const KEY = ['program_id', 'span', 'dim', 'partner_id', 'link_id', 'value', 'bucket', 'currency'];
-const COUNTERS = ['clicks', 'unique_clicks', 'bot_clicks', 'leads', 'sales', 'revenue_cents', 'refunds', 'refunded_cents'];
+export const KEY = ['program_id', 'span', 'dim', 'partner_id', 'link_id', 'value', 'bucket', 'currency'];
+export const COUNTERS = ['clicks', 'unique_clicks', 'bot_clicks', 'leads', 'sales', 'revenue_cents', 'refunds', 'refunded_cents'];
+
+// The key's columns first, in this order: a series or a breakdown reads one contiguous range of
+// the key. The counters are read with the key — stored in the key's B-tree on SQLite (WITHOUT
+// ROWID) and included in the primary key's index on PostgreSQL (index-only scans) — so a year of
+// rows is one sequential read, not a random read per row (docs/analytics.md "How far it scales").
+//   program_id; span: 1 an hour, 24 a day; dim: '' on the partner-and-link rows, else the
+//   dimension (country, …); partner_id, link_id: 0 on the program-wide rows; value: the
+//   dimension's value ('' when unknown); currency: '' on click and lead counters, a sale's
+//   currency on its counters; bucket: the first hour since the epoch (UTC) of the span.
+export const ROLLUP_TABLE_COLUMNS = `
+    program_id integer not null,
+    span smallint not null,
+    dim varchar(16) not null,
+    partner_id integer not null,
+    link_id integer not null,
+    value varchar(255) not null,
+    currency varchar(3) not null,
+    bucket integer not null,
+    ${COUNTERS.map((c) => `${c} bigint not null default 0`).join(',\n    ')}`;
 
 const SIGNATURE = [
   ...params('c', CUSTOMER),
@@ -57,28 +76,10 @@ export async function up(knex) {
   await knex.schema.alterTable('click_events', (t) => {
     t.boolean('is_bot').notNullable().defaultTo(false);
   });
-  // The key's columns first, in this order: a series or a breakdown reads one contiguous range of
-  // the key. The counters are read with the key — stored in the key's B-tree on SQLite (WITHOUT
-  // ROWID) and included in the primary key's index on PostgreSQL (index-only scans) — so a year of
-  // rows is one sequential read, not a random read per row (docs/analytics.md "How far it scales").
-  //   program_id; span: 1 an hour, 24 a day; dim: '' on the partner-and-link rows, else the
-  //   dimension (country, …); partner_id, link_id: 0 on the program-wide rows; value: the
-  //   dimension's value ('' when unknown); currency: '' on click and lead counters, a sale's
-  //   currency on its counters; bucket: the first hour since the epoch (UTC) of the span.
-  const columns = `
-    program_id integer not null,
-    span smallint not null,
-    dim varchar(16) not null,
-    partner_id integer not null,
-    link_id integer not null,
-    value varchar(255) not null,
-    currency varchar(3) not null,
-    bucket integer not null,
-    ${COUNTERS.map((c) => `${c} bigint not null default 0`).join(',\n    ')}`;
   if (knex.client.dialect === 'postgresql') {
-    await knex.raw(`create table stats_rollups (${columns}, constraint stats_rollups_pkey primary key (${KEY.join(', ')}) include (${COUNTERS.join(', ')}))`);
+    await knex.raw(`create table stats_rollups (${ROLLUP_TABLE_COLUMNS}, constraint stats_rollups_pkey primary key (${KEY.join(', ')}) include (${COUNTERS.join(', ')}))`);
   } else {
-    await knex.raw(`create table stats_rollups (${columns}, constraint stats_rollups_pkey primary key (${KEY.join(', ')})) without rowid`);
+    await knex.raw(`create table stats_rollups (${ROLLUP_TABLE_COLUMNS}, constraint stats_rollups_pkey primary key (${KEY.join(', ')})) without rowid`);
   }
   // A breakdown reads all values of a dimension over a few buckets (a range's ragged hours and
   // days): this index finds them by time; the primary key finds a series of one value.

@@ -4,13 +4,15 @@
  * reads them (dashboard, agent API). The server runs on a stopped clock: each rule happens on a
  * day of its own, and each query reads only that day.
  */
+import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
 import { signInAs } from './helpers/accounts.js';
 import { click, sale, serverLead } from './helpers/flows.js';
 import { createAgentKey } from '../src/auth/agent-key.js';
 import { rebuildStats } from '../src/ops/stats-rebuild.js';
-import { RollupSet, upsertRollups } from '../src/db/stats-rollups.js';
+import { RECENT, RollupSet, SETTLED, upsertRollups } from '../src/db/stats-rollups.js';
+import { settleEndedRollups } from '../src/db/stats-rollups-recent.js';
 import { UniqueClickWindow } from '../src/domain/unique-clicks.js';
 
 let s: TestServer;
@@ -406,6 +408,70 @@ describe(`[${dbKind}] backfill: reftrack-server stats rebuild`, () => {
   });
 });
 
+describe(`[${dbKind}] recent and settled rollup rows`, () => {
+  const HOUR = 3_600_000;
+  /** Program 779's rows of one table, as [span, bucket, clicks], in key order. */
+  const rows = async (table: string) =>
+    (await s.db(table).where({ program_id: 779, dim: '', partner_id: 0, link_id: 0 }).orderBy(['span', 'bucket']).select('span', 'bucket', 'clicks')).map((r: { span: number; bucket: number; clicks: number }) => [Number(r.span), Number(r.bucket), Number(r.clicks)]);
+  const clicksAt = (at: number, clicks: number) => {
+    const set = new RollupSet();
+    set.add({ programId: 779, partnerId: null, linkId: null, dims: null, currency: '', at, counters: { clicks } });
+    return set;
+  };
+
+  it('the stats API answers the same before and after the ended buckets move, and no recent row of them is left', async () => {
+    at('2026-04-07T10:20:00Z');
+    const landing = 'https://acme.test/?utm_source=podcast';
+    const id = (await s.post(CLICK, { affiliate_url: `${landing}&aff=pat20`, page_url: landing }, { 'cf-ipcountry': 'FR' })).body.click_id as string;
+    await s.post(CLICK, { affiliate_url: 'https://acme.test/?aff=sam10' }, { 'cf-ipcountry': 'FR' });
+    await serverLead(s, id, 'cust-recent-1');
+    expect((await sale(s, { transaction_id: `recent-${dbKind}`, customer_key: 'cust-recent-1', amount_cents: 1250, currency: 'USD' })).status).toBe(200);
+    const queries = ['from=2026-04-07&to=2026-04-07&group_by=country', 'from=2026-04-01&to=2026-04-30&group_by=partner', 'from=2026-04-07T10:00:00Z&to=2026-04-07T11:00:00Z&interval=hour', 'from=2026-01-01&to=2026-12-31&interval=month&group_by=utm_source', 'from=2026-04-07&to=2026-04-07&tz=America/New_York'];
+    const before = [];
+    for (const q of queries) before.push((await stats(q)).body.data);
+    expect(before[0].totals).toMatchObject({ clicks: 2, leads: 1, sales: 1 });
+    await settleEndedRollups(s.db, Date.UTC(2026, 5, 1));
+    const april = (q: Knex.QueryBuilder) => q.where({ program_id: 1 }).where('bucket', '>=', Date.UTC(2026, 3, 1) / HOUR).where('bucket', '<', Date.UTC(2026, 4, 1) / HOUR);
+    expect(Number((await april(s.db(RECENT)).count({ n: '*' }))[0].n)).toBe(0);
+    expect(Number((await april(s.db(SETTLED)).count({ n: '*' }))[0].n)).toBeGreaterThan(0);
+    for (const [i, q] of queries.entries()) expect((await stats(q)).body.data, q).toEqual(before[i]);
+  });
+
+  it("an open hour, day or month stays recent; once it ends its row moves and adds to the settled row of its key", async () => {
+    const t = Date.UTC(2020, 0, 10, 5, 30);
+    await upsertRollups(s.db, clicksAt(t, 2));
+    await settleEndedRollups(s.db, t + HOUR / 4);
+    const hour = Math.floor(t / HOUR);
+    const day = hour - (hour % 24);
+    const month = Date.UTC(2020, 0, 1) / HOUR;
+    expect(await rows(RECENT)).toEqual([[1, hour, 2], [24, day, 2], [720, month, 2]]);
+    expect(await rows(SETTLED)).toEqual([]);
+    await settleEndedRollups(s.db, t + 2 * HOUR);
+    expect(await rows(RECENT)).toEqual([[24, day, 2], [720, month, 2]]);
+    expect(await rows(SETTLED)).toEqual([[1, hour, 2]]);
+    // A late increment of the same hour: a recent row again, added to the settled one when moved.
+    await upsertRollups(s.db, clicksAt(t, 3));
+    await settleEndedRollups(s.db, Date.UTC(2020, 1, 1));
+    expect(await rows(RECENT)).toEqual([]);
+    expect(await rows(SETTLED)).toEqual([[1, hour, 5], [24, day, 5], [720, month, 5]]);
+    await s.db(SETTLED).where({ program_id: 779 }).del();
+  });
+
+  it('increments written while moves run are each counted once', async () => {
+    const t = Date.UTC(2020, 2, 3, 4);
+    const rounds = 25;
+    // Consumers' passes and moves at once (concurrent on PostgreSQL, in turn for SQLite's write lock).
+    await Promise.all(
+      Array.from({ length: rounds }, (_, i) => [s.db.transaction((trx) => upsertRollups(trx, clicksAt(t + i * 1000, 1))), settleEndedRollups(s.db, Date.UTC(2020, 4, 1))]).flat(),
+    );
+    await settleEndedRollups(s.db, Date.UTC(2020, 4, 1));
+    const hour = Math.floor(t / HOUR);
+    expect(await rows(RECENT)).toEqual([]);
+    expect(await rows(SETTLED)).toEqual([[1, hour, rounds], [24, hour - (hour % 24), rounds], [720, Date.UTC(2020, 2, 1) / HOUR, rounds]]);
+    await s.db(SETTLED).where({ program_id: 779 }).del();
+  });
+});
+
 describe(`[${dbKind}] rollup writes at scale`, () => {
   it('an upsert of more rows than one statement holds adds every increment (SQLite caps a compound SELECT at 500 terms)', async () => {
     const set = new RollupSet();
@@ -414,10 +480,10 @@ describe(`[${dbKind}] rollup writes at scale`, () => {
     expect(set.size).toBeGreaterThan(1_000);
     await upsertRollups(s.db, set);
     await upsertRollups(s.db, set);
-    const [row] = await s.db('stats_rollups').where({ program_id: 777, span: 1 }).where('link_id', '>', 0).count({ n: '*' }).sum({ clicks: 'clicks' });
+    const [row] = await s.db(RECENT).where({ program_id: 777, span: 1 }).where('link_id', '>', 0).count({ n: '*' }).sum({ clicks: 'clicks' });
     expect(Number(row.n)).toBe(400);
     expect(Number(row.clicks)).toBe(1_600);
-    await s.db('stats_rollups').where({ program_id: 777 }).del();
+    await s.db(RECENT).where({ program_id: 777 }).del();
   });
 
   it('the unique-click window remembers a visitor across a generation swap, and forgets only the oldest past the bound', () => {

@@ -1,11 +1,12 @@
 /**
  * Reads of the rollups (stats-rollups.ts) for the stats API: a series from hourly rows summed per
  * local day by the database, and a breakdown from monthly, daily and hourly rows (the fewest that
- * cover the range exactly: a year reads about 12 rows per key, not 8,760).
+ * cover the range exactly: a year reads about 12 rows per key, not 8,760). Every read sums a key's
+ * settled and recent rows (stats-rollups-recent.ts).
  */
 import type { Knex } from 'knex';
 import type { StatsDimension } from '@reftrack/contract';
-import { ROLLUP_COUNTERS, type RollupCounter } from './stats-rollups.js';
+import { ROLLUP_COUNTERS, ROLLUP_ROWS, type RollupCounter } from './stats-rollups.js';
 import { rangeParts, signedRangeParts } from './stats-buckets.js';
 
 /** Which rollup rows a query reads: the program's, a partner's or a link's, or one dimension's. */
@@ -20,8 +21,9 @@ export interface SumRow extends Sums {
   currency: string;
 }
 
-function whereLevel(q: Knex.QueryBuilder, programId: number, level: StatsLevel): Knex.QueryBuilder {
-  q.where('program_id', programId);
+/** The rows of a level of the program: settled and recent alike (stats-rollups.ts, ROLLUP_ROWS). */
+function whereLevel(db: Knex, programId: number, level: StatsLevel): Knex.QueryBuilder {
+  const q = db.from(db.raw(ROLLUP_ROWS)).where('program_id', programId);
   if (level.kind === 'program') return q.where({ dim: '', partner_id: 0, link_id: 0, value: '' });
   if (level.kind === 'dimension') {
     q.where({ dim: level.name, partner_id: 0, link_id: 0 });
@@ -67,13 +69,13 @@ export async function readSeries(db: Knex, programId: number, level: StatsLevel,
   const selects = segments.flatMap(({ from, to, shift }) => {
     if (shift === 0) {
       return rangeParts(from, to, months).map(([span, lo, hi]) =>
-        whereLevel(db('stats_rollups'), programId, level).where('span', span).where('bucket', '>=', lo).where('bucket', '<', hi).groupBy('currency', 'bucket').select('bucket as k', 'currency', db.raw('0 as fix'), ...sums(db)),
+        whereLevel(db, programId, level).where('span', span).where('bucket', '>=', lo).where('bucket', '<', hi).groupBy('currency', 'bucket').select('bucket as k', 'currency', db.raw('0 as fix'), ...sums(db)),
       );
     }
     // Integers computed here, never input: written into the statement so the select and the
     // group by name the same expression.
     const hourly = (lo: number, hi: number, key: string, fix = 0, early?: number) => {
-      const q = whereLevel(db('stats_rollups'), programId, level).where('span', 1).where('bucket', '>=', lo).where('bucket', '<', hi);
+      const q = whereLevel(db, programId, level).where('span', 1).where('bucket', '>=', lo).where('bucket', '<', hi);
       if (early !== undefined) q.whereRaw(`bucket % 24 < ${early}`);
       return q.groupBy('currency', db.raw(key)).select(db.raw(`${key} as k`), 'currency', db.raw(`${fix} as fix`), ...sums(db));
     };
@@ -91,7 +93,7 @@ export async function readSeries(db: Knex, programId: number, level: StatsLevel,
     return [
       ...(first > from ? [hourly(from, first, byDay)] : []),
       ...(to > end ? [hourly(end, to, byDay)] : []),
-      whereLevel(db('stats_rollups'), programId, level).where('span', 24).where('bucket', '>=', first - r).where('bucket', '<', end - r).groupBy('currency', 'bucket').select(db.raw(`bucket + ${r} as k`), 'currency', db.raw('0 as fix'), ...sums(db)),
+      whereLevel(db, programId, level).where('span', 24).where('bucket', '>=', first - r).where('bucket', '<', end - r).groupBy('currency', 'bucket').select(db.raw(`bucket + ${r} as k`), 'currency', db.raw('0 as fix'), ...sums(db)),
       // Each UTC day's first r hours, summed per UTC day, read once: taken off the local day
       // starting that day and added to the one before (below) — one pass over the hours, not two.
       hourly(first - r, end - r + 24, 'bucket - bucket % 24', fixes.length, r),
@@ -133,7 +135,7 @@ export type GroupColumn = 'partner_id' | 'link_id' | 'value';
  */
 export async function readBreakdown(db: Knex, programId: number, level: StatsLevel, column: GroupColumn, fromHour: number, toHour: number): Promise<SumRow[]> {
   const selects = signedRangeParts(fromHour, toHour).map(([span, from, to, sign]) =>
-    whereLevel(db('stats_rollups'), programId, level)
+    whereLevel(db, programId, level)
       .where('span', span)
       .where('bucket', '>=', from)
       .where('bucket', '<', to)

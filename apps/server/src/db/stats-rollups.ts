@@ -13,6 +13,11 @@
  * every writer — the outbox consumers of clicks and of leads, sales and refunds
  * (jobs/stats-clicks.ts, jobs/stats-conversions.ts) and `stats rebuild` — so no two writers lock
  * rollup rows in opposite orders.
+ *
+ * The consumers add to `stats_rollups_recent`, the rows whose hour, day or month may still grow;
+ * the stats thread moves ended buckets into `stats_rollups` (stats-rollups-recent.ts), and the
+ * stats API reads both (ROLLUP_ROWS). `stats rebuild` writes its settled history straight into
+ * `stats_rollups`.
  */
 import type { Knex } from 'knex';
 import { STATS_DIMENSIONS } from '@reftrack/contract';
@@ -30,7 +35,20 @@ export type RollupCounter = (typeof ROLLUP_COUNTERS)[number];
 export type Counters = Partial<Record<RollupCounter, number>>;
 
 /** The key's columns in the order rows are sorted (and locked) by; the primary key's order. */
-const KEY_ORDER = ['program_id', 'span', 'dim', 'partner_id', 'link_id', 'value', 'bucket', 'currency'] as const;
+export const KEY_ORDER = ['program_id', 'span', 'dim', 'partner_id', 'link_id', 'value', 'bucket', 'currency'] as const;
+
+/** The two tables of rollup rows: the buckets that have ended, and those that may still grow. */
+export type RollupTable = 'stats_rollups' | 'stats_rollups_recent';
+export const SETTLED: RollupTable = 'stats_rollups';
+export const RECENT: RollupTable = 'stats_rollups_recent';
+
+const ALL_COLUMNS = [...KEY_ORDER, ...ROLLUP_COUNTERS].join(', ');
+/**
+ * Every rollup row, for the reads (stats-read.ts): a key's settled row and its recent row (a bucket
+ * being moved, or a late event's) are both summed by every query. Both databases push a query's
+ * conditions into each arm of the UNION ALL, so each table is read through its own key.
+ */
+export const ROLLUP_ROWS = `(select ${ALL_COLUMNS} from ${SETTLED} union all select ${ALL_COLUMNS} from ${RECENT}) as stats_rollups`;
 
 export interface RollupRow {
   program_id: number;
@@ -123,26 +141,29 @@ function chunkSize(left: number): number {
   return 2 ** Math.floor(Math.log2(left));
 }
 const COLUMNS = [...KEY_ORDER, ...ROLLUP_COUNTERS];
-const ON_CONFLICT = `on conflict (${KEY_ORDER.join(', ')}) do update set ${ROLLUP_COUNTERS.map((c) => `${c} = stats_rollups.${c} + excluded.${c}`).join(', ')}`;
-// SQLite: the statement's text per row count, built once (multi-row VALUES and ON CONFLICT … DO
-// UPDATE); the client keeps a prepared statement per text (db/sqlite-client.ts). knex's own
-// multi-row insert is a compound SELECT on SQLite, capped at 500 terms, and compiling it cost a
-// consumer pass more than running it. Run with runStatement, not `raw()`, which rewrote the whole
-// text placeholder by placeholder on every call: a sixth of the stats thread's time.
-const upsertSql: string[] = [];
-const upsertStatement = (rows: number): string => (upsertSql[rows] ??= `insert into stats_rollups (${COLUMNS.join(', ')}) values ${Array(rows).fill(`(${COLUMNS.map(() => '?').join(', ')})`).join(', ')} ${ON_CONFLICT}`);
+const onConflict = (table: RollupTable): string => `on conflict (${KEY_ORDER.join(', ')}) do update set ${ROLLUP_COUNTERS.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(', ')}`;
+// SQLite: the statement's text per table and row count, built once (multi-row VALUES and ON
+// CONFLICT … DO UPDATE); the client keeps a prepared statement per text (db/sqlite-client.ts).
+// knex's own multi-row insert is a compound SELECT on SQLite, capped at 500 terms, and compiling it
+// cost a consumer pass more than running it. Run with runStatement, not `raw()`, which rewrote the
+// whole text placeholder by placeholder on every call: a sixth of the stats thread's time.
+const upsertSql: Record<RollupTable, string[]> = { stats_rollups: [], stats_rollups_recent: [] };
+const upsertStatement = (table: RollupTable, rows: number): string =>
+  (upsertSql[table][rows] ??= `insert into ${table} (${COLUMNS.join(', ')}) values ${Array(rows).fill(`(${COLUMNS.map(() => '?').join(', ')})`).join(', ')} ${onConflict(table)}`);
 
 // PostgreSQL: one text whatever the row count, a column's values per array parameter. Thousands of
 // scalar parameters cost PostgreSQL a parse and plan of a new statement text per pass, and node-pg
 // a placeholder each; sixteen arrays are one of each (the same shape the click batch function takes).
 const PG_TYPES: Record<(typeof COLUMNS)[number], string> = { program_id: 'int4', span: 'int2', dim: 'text', partner_id: 'int4', link_id: 'int4', value: 'text', bucket: 'int4', currency: 'text', clicks: 'int8', unique_clicks: 'int8', bot_clicks: 'int8', leads: 'int8', sales: 'int8', revenue_cents: 'int8', refunds: 'int8', refunded_cents: 'int8' };
-const PG_UPSERT = `insert into stats_rollups (${COLUMNS.join(', ')}) select * from unnest(${COLUMNS.map((c, i) => `$${i + 1}::${PG_TYPES[c]}[]`).join(', ')}) ${ON_CONFLICT}`;
+const pgUpsert = (table: RollupTable): string => `insert into ${table} (${COLUMNS.join(', ')}) select * from unnest(${COLUMNS.map((c, i) => `$${i + 1}::${PG_TYPES[c]}[]`).join(', ')}) ${onConflict(table)}`;
+const PG_UPSERT: Record<RollupTable, string> = { stats_rollups: pgUpsert(SETTLED), stats_rollups_recent: pgUpsert(RECENT) };
 
 /**
- * Adds the set's increments to stats_rollups in the caller's transaction, in key order (the lock
- * order every writer keeps): statements of up to UPSERT_ROWS rows on SQLite, one in all on PostgreSQL.
+ * Adds the set's increments to `table` (the recent rows unless told) in the caller's transaction,
+ * in key order (the lock order every writer keeps): statements of up to UPSERT_ROWS rows on SQLite,
+ * one in all on PostgreSQL.
  */
-export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet): Promise<void> {
+export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet, table: RollupTable = RECENT): Promise<void> {
   if (set.size === 0) return;
   const rows = set.sorted();
   if (!isSqlite(trx)) {
@@ -152,7 +173,7 @@ export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet
       for (let k = 0; k < KEY_ORDER.length; k++) columns[k][i] = r[KEY_ORDER[k]];
       for (let c = 0; c < ROLLUP_COUNTERS.length; c++) columns[KEY_ORDER.length + c][i] = r.counters[ROLLUP_COUNTERS[c]];
     }
-    await runStatement(trx, PG_UPSERT, columns);
+    await runStatement(trx, PG_UPSERT[table], columns);
     return;
   }
   for (let i = 0, size = 0; i < rows.length; i += size) {
@@ -165,7 +186,7 @@ export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet
       values.push(r.program_id, r.span, r.dim, r.partner_id, r.link_id, r.value, r.bucket, r.currency);
       values.push(n.clicks, n.unique_clicks, n.bot_clicks, n.leads, n.sales, n.revenue_cents, n.refunds, n.refunded_cents);
     }
-    await runStatement(trx, upsertStatement(chunk.length), values);
+    await runStatement(trx, upsertStatement(table, chunk.length), values);
   }
 }
 

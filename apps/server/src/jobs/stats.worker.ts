@@ -5,6 +5,9 @@
  * transaction that writes the rollups, so a thread that dies mid-pass rolls both back and the next
  * thread handles the same events again.
  *
+ * It also moves ended buckets' rollup rows from the recent table to the settled one, once a minute
+ * (stats-settler.ts).
+ *
  * Messages from the event loop: `poke` (events committed), `clicks` (a click batch committed),
  * `drain` (handle everything committed so far, then answer), `stop`. To it: `log` lines (the
  * server's logger is the event loop's), `drained`, `stopped`.
@@ -16,6 +19,7 @@ import { adoptWriteLock, LOCK_STATS_THREAD } from '../db/sqlite-write-lock.js';
 import { errorForLog } from '../logger.js';
 import { STATS_CONSUMERS } from './consumers.js';
 import { OutboxRunner, type RunnerLog } from './outbox-runner.js';
+import { RollupSettler } from './stats-settler.js';
 
 export interface StatsThreadData {
   database: DatabaseConfig;
@@ -32,8 +36,9 @@ const data = workerData as StatsThreadData;
 const send = (message: FromStatsThread): void => port.postMessage(message);
 
 if (data.database.client === 'sqlite' && data.writeLock) adoptWriteLock(data.database.filename, data.writeLock, LOCK_STATS_THREAD);
-// PostgreSQL: one connection does (passes never overlap); a second one serves `drain`'s checks.
-const db = createDb(data.database.client === 'postgres' ? { ...data.database, poolMax: 2 } : data.database);
+// PostgreSQL: one connection for the passes (they never overlap), one for the settler's moves, one
+// for `drain`'s checks.
+const db = createDb(data.database.client === 'postgres' ? { ...data.database, poolMax: 3 } : data.database);
 
 const log: RunnerLog = {
   // Errors cross the thread as what the logger would keep of them (logger.ts, errorForLog).
@@ -41,6 +46,7 @@ const log: RunnerLog = {
 };
 
 const runner = new OutboxRunner({ db, now: Date.now, logger: log }, STATS_CONSUMERS);
+const settler = new RollupSettler(db, log);
 
 port.on('message', (message: ToStatsThread) => {
   switch (message.type) {
@@ -54,8 +60,7 @@ port.on('message', (message: ToStatsThread) => {
       void runner.drain(message.waitMs).then(() => send({ type: 'drained', id: message.id }));
       break;
     case 'stop':
-      void runner
-        .stop()
+      void Promise.all([runner.stop(), settler.stop()])
         .then(() => db.destroy())
         .catch((err: unknown) => send({ type: 'log', level: 'error', obj: { err: errorForLog(err) }, msg: 'stats thread: closing its database connection failed' }))
         .finally(() => {
@@ -67,3 +72,4 @@ port.on('message', (message: ToStatsThread) => {
 });
 
 runner.start();
+settler.start();

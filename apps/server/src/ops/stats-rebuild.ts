@@ -11,7 +11,7 @@ import { bool } from '../db/knex.js';
 import { outboxTail } from '../db/outbox.js';
 import { STATS_CONVERSIONS_CONSUMER } from '../jobs/stats-conversions.js';
 import { STATS_CLICKS_CONSUMER } from '../jobs/stats-clicks.js';
-import { RollupSet, upsertRollups, type Counters } from '../db/stats-rollups.js';
+import { RECENT, RollupSet, SETTLED, upsertRollups, type Counters } from '../db/stats-rollups.js';
 import { clickDimensions, type ClickFacts } from '../domain/click-dimensions.js';
 import { UniqueClickWindow } from '../domain/unique-clicks.js';
 import { parseUserAgent } from '../domain/user-agent.js';
@@ -63,7 +63,7 @@ async function rebuildClicks(db: Knex, uniqueWindowMs: number, report: RebuildRe
     if (nowBot.length > 0) await db('click_events').whereIn('id', nowBot).update({ is_bot: true });
     if (nowPerson.length > 0) await db('click_events').whereIn('id', nowPerson).update({ is_bot: false });
     report.bot_flags_changed += nowBot.length + nowPerson.length;
-    await upsertRollups(db, set);
+    await upsertRollups(db, set, SETTLED);
     const last = rows[rows.length - 1];
     after = { at: Number(last.click_timestamp), id: Number(last.id) };
   }
@@ -98,7 +98,7 @@ async function rebuildConversions(db: Knex, kind: 'leads' | 'sales' | 'refunds',
       set.add({ programId: Number(r.program_id), partnerId: num(r.partner_id), linkId: num(r.link_id), dims: clickDimensions(r as unknown as ClickFacts), currency: kind === 'leads' ? '' : String(r.currency), at: Number(r.at), counters });
       report[kind]++;
     }
-    await upsertRollups(db, set);
+    await upsertRollups(db, set, SETTLED);
     afterId = Number(rows[rows.length - 1].id);
   }
 }
@@ -122,7 +122,8 @@ export async function rebuildStats(db: Knex, uniqueWindowMs: number): Promise<Re
   const report: RebuildReport = { clicks: 0, bots: 0, bot_flags_changed: 0, leads: 0, sales: 0, refunds: 0 };
   await db.transaction(async (trx) => {
     await skipCountedEvents(trx);
-    await trx('stats_rollups').del();
+    await trx(SETTLED).del();
+    await trx(RECENT).del();
     await rebuildClicks(trx, uniqueWindowMs, report);
     for (const kind of ['leads', 'sales', 'refunds'] as const) await rebuildConversions(trx, kind, report);
   });

@@ -1,0 +1,53 @@
+/**
+ * The stats thread's other job (stats.worker.ts): once a minute, the recent rollup rows whose hour,
+ * day or month has ended move into the settled rows (db/stats-rollups-recent.ts). Every process's
+ * thread does it; on PostgreSQL two at once move each row once (the rows are locked and deleted by
+ * whichever comes first). A failed move changes nothing and is tried again a minute later: the
+ * stats API reads both tables, so a row that stays recent for longer is still counted once.
+ */
+import type { Knex } from 'knex';
+import { settleEndedRollups } from '../db/stats-rollups-recent.js';
+import type { RunnerLog } from './outbox-runner.js';
+
+/** How often the recent rows are looked at: a bucket's rows stay recent at most this long after it ends. */
+export const SETTLE_EVERY_MS = 60_000;
+
+export class RollupSettler {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Knex,
+    private readonly logger: RunnerLog,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Moves what has ended now, and then every SETTLE_EVERY_MS; the timer never keeps the process alive. */
+  start(everyMs = SETTLE_EVERY_MS): void {
+    void this.settle();
+    this.timer = setInterval(() => void this.settle(), everyMs);
+    this.timer.unref();
+  }
+
+  /** One move, unless one is running (then that one's end). */
+  settle(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.running ??= settleEndedRollups(this.db, this.now())
+      .then(
+        () => undefined,
+        (err: unknown) => this.logger.warn({ err }, 'stats: moving ended rollup buckets failed; tried again in a minute'),
+      )
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
+  }
+
+  /** No move after this; resolves when the running one has ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+}
