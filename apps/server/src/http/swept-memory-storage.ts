@@ -24,9 +24,61 @@ interface Window {
 
 const SWEEP_EVERY_MS = 1000;
 
+/** Maps the keys are spread over (a power of two). */
+const SHARDS = 256;
+
+/**
+ * A Map split by a hash of the key into SHARDS smaller ones. V8 grows a Map (and compacts it after
+ * deletions) by copying it whole, in one step on the event loop: with one Map per bucket, the click
+ * route's millionth address within a minute copied a million entries at once — 71 ms measured
+ * alone, ~150 ms beside a busy writer thread — and stalled every request in flight, the slow third
+ * round of the click benchmark (docs/performance.md, "The click lane's tail, found"). A shard
+ * holds a 256th of the keys, so its copies are a 256th as long.
+ */
+class ShardedMap<V> implements Iterable<[string, V]> {
+  private readonly maps: Array<Map<string, V>> = Array.from({ length: SHARDS }, () => new Map<string, V>());
+
+  /**
+   * FNV-1a of the key's last 16 UTF-16 code units: the keys of a bucket share their prefix (the
+   * limiter's and the route's names) and differ at the end (the address, the key id).
+   */
+  private shard(key: string): Map<string, V> {
+    let h = 0x811c9dc5;
+    for (let i = Math.max(0, key.length - 16); i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+    return this.maps[h & (SHARDS - 1)];
+  }
+
+  get(key: string): V | undefined {
+    return this.shard(key).get(key);
+  }
+
+  set(key: string, value: V): this {
+    this.shard(key).set(key, value);
+    return this;
+  }
+
+  delete(key: string): boolean {
+    return this.shard(key).delete(key);
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const map of this.maps) n += map.size;
+    return n;
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const map of this.maps) yield* map.keys();
+  }
+
+  *[Symbol.iterator](): IterableIterator<[string, V]> {
+    for (const map of this.maps) yield* map;
+  }
+}
+
 export class SweptMemoryStorage {
-  /** Read by RateLimiterMemory.dump(): key → { value, expiresAt }. */
-  readonly _storage = new Map<string, Window>();
+  /** Read by RateLimiterMemory.dump() (iterated as key → { value, expiresAt }). */
+  readonly _storage = new ShardedMap<Window>();
   /** Windows by the second (unix seconds) after which they have ended. */
   private readonly ending = new Map<number, Window[]>();
   private timer: NodeJS.Timeout | undefined;
