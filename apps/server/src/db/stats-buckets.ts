@@ -22,6 +22,13 @@ export function monthBucketOfDay(dayHour: number): number {
   return month;
 }
 
+/** The bucket of `span` (1, 24 or MONTH_SPAN) holding the hour `hour`: that hour, its UTC day's or its UTC month's first hour. */
+export function bucketOf(span: number, hour: number): number {
+  if (span === 1) return hour;
+  const day = hour - (hour % 24);
+  return span === 24 ? day : monthBucketOfDay(day);
+}
+
 /** The first hour of the UTC month after the one starting at `monthHour`. */
 function nextMonth(monthHour: number): number {
   const d = new Date(monthHour * HOUR_MS);

@@ -8,26 +8,18 @@
  * recent row again, moved at the next pass.
  */
 import type { Knex } from 'knex';
-import { MONTH_SPAN, monthBucketOfDay } from './stats-buckets.js';
-import { HOUR_MS, KEY_ORDER, RECENT, ROLLUP_COUNTERS, SETTLED } from './stats-rollups.js';
+import { bucketOf, MONTH_SPAN } from './stats-buckets.js';
+import { HOUR_MS, KEY_ORDER, onConflict, RECENT, ROLLUP_COUNTERS, SETTLED, SPANS } from './stats-rollups.js';
 import { isSqlite } from './knex.js';
 import { runStatement } from './statement.js';
 
-/** The first hour, day and month (as buckets) that have not ended at `now`: rows below them are settled. */
-export function openBuckets(now: number): { hour: number; day: number; month: number } {
-  const hour = Math.floor(now / HOUR_MS);
-  const day = hour - (hour % 24);
-  return { hour, day, month: monthBucketOfDay(day) };
-}
-
 const KEY = KEY_ORDER.join(', ');
 const ALL = [...KEY_ORDER, ...ROLLUP_COUNTERS].join(', ');
-const ADD = ROLLUP_COUNTERS.map((c) => `${c} = ${SETTLED}.${c} + excluded.${c}`).join(', ');
 const ENDED = `(span = 1 and bucket < ?) or (span = 24 and bucket < ?) or (span = ${MONTH_SPAN} and bucket < ?)`;
 
 // SQLite: the transaction holds the file's write lock (no other writer meanwhile), so a copy and a
 // delete with the same condition see the same rows.
-const SQLITE_COPY = `insert into ${SETTLED} (${ALL}) select ${ALL} from ${RECENT} where ${ENDED} order by ${KEY} on conflict (${KEY}) do update set ${ADD}`;
+const SQLITE_COPY = `insert into ${SETTLED} (${ALL}) select ${ALL} from ${RECENT} where ${ENDED} order by ${KEY} ${onConflict(SETTLED)}`;
 const SQLITE_DELETE = `delete from ${RECENT} where ${ENDED}`;
 
 // PostgreSQL: other processes' consumers add to recent rows meanwhile. The rows to move are locked
@@ -44,15 +36,16 @@ const PG_MOVE = `
     returning r.*
   )
   insert into ${SETTLED} (${ALL}) select ${ALL} from moved order by ${KEY}
-  on conflict (${KEY}) do update set ${ADD}`;
+  ${onConflict(SETTLED)}`;
 
 /**
  * Moves the recent rows whose bucket has ended at `now` into the settled rows, in one transaction
  * of its own. Returns how many rows moved.
  */
 export async function settleEndedRollups(db: Knex, now: number): Promise<number> {
-  const { hour, day, month } = openBuckets(now);
-  const bounds = [hour, day, month];
+  // The hour, day and month still open at `now`: rows of buckets below them are settled.
+  const hour = Math.floor(now / HOUR_MS);
+  const bounds = SPANS.map((span) => bucketOf(span, hour));
   return db.transaction(async (trx) => {
     if (!isSqlite(trx)) return (await runStatement(trx, PG_MOVE, bounds)).changes;
     await runStatement(trx, SQLITE_COPY, bounds);

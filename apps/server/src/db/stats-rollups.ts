@@ -22,7 +22,7 @@
 import type { Knex } from 'knex';
 import { STATS_DIMENSIONS } from '@reftrack/contract';
 import { clickDimensions } from '../domain/click-dimensions.js';
-import { MONTH_SPAN, monthBucketOfDay } from './stats-buckets.js';
+import { bucketOf, MONTH_SPAN } from './stats-buckets.js';
 import { isSqlite } from './knex.js';
 import { runStatement } from './statement.js';
 
@@ -82,8 +82,7 @@ export class RollupSet {
 
   add(event: RollupEvent): void {
     for (const span of SPANS) {
-      const hour = Math.floor(event.at / HOUR_MS);
-      const bucket = span === 1 ? hour : span === 24 ? hour - (hour % 24) : monthBucketOfDay(hour - (hour % 24));
+      const bucket = bucketOf(span, Math.floor(event.at / HOUR_MS));
       if (event.partnerId !== null && event.linkId !== null) this.bump(event, span, bucket, event.partnerId, event.linkId, '', '');
       this.bump(event, span, bucket, 0, 0, '', '');
       if (event.dims) for (let i = 0; i < STATS_DIMENSIONS.length; i++) this.bump(event, span, bucket, 0, 0, STATS_DIMENSIONS[i], event.dims[i] ?? '');
@@ -141,7 +140,8 @@ function chunkSize(left: number): number {
   return 2 ** Math.floor(Math.log2(left));
 }
 const COLUMNS = [...KEY_ORDER, ...ROLLUP_COUNTERS];
-const onConflict = (table: RollupTable): string => `on conflict (${KEY_ORDER.join(', ')}) do update set ${ROLLUP_COUNTERS.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(', ')}`;
+/** Adds a row's counters to the row of its key in `table`, if there is one. */
+export const onConflict = (table: RollupTable): string => `on conflict (${KEY_ORDER.join(', ')}) do update set ${ROLLUP_COUNTERS.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(', ')}`;
 // SQLite: the statement's text per table and row count, built once (multi-row VALUES and ON
 // CONFLICT … DO UPDATE); the client keeps a prepared statement per text (db/sqlite-client.ts).
 // knex's own multi-row insert is a compound SELECT on SQLite, capped at 500 terms, and compiling it

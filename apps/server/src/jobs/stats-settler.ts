@@ -10,7 +10,7 @@ import { settleEndedRollups } from '../db/stats-rollups-recent.js';
 import type { RunnerLog } from './outbox-runner.js';
 
 /** How often the recent rows are looked at: a bucket's rows stay recent at most this long after it ends. */
-export const SETTLE_EVERY_MS = 60_000;
+const SETTLE_EVERY_MS = 60_000;
 
 export class RollupSettler {
   private timer?: NodeJS.Timeout;
@@ -20,20 +20,19 @@ export class RollupSettler {
   constructor(
     private readonly db: Knex,
     private readonly logger: RunnerLog,
-    private readonly now: () => number = Date.now,
   ) {}
 
   /** Moves what has ended now, and then every SETTLE_EVERY_MS; the timer never keeps the process alive. */
-  start(everyMs = SETTLE_EVERY_MS): void {
+  start(): void {
     void this.settle();
-    this.timer = setInterval(() => void this.settle(), everyMs);
+    this.timer = setInterval(() => void this.settle(), SETTLE_EVERY_MS);
     this.timer.unref();
   }
 
   /** One move, unless one is running (then that one's end). */
   settle(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.running ??= settleEndedRollups(this.db, this.now())
+    this.running ??= settleEndedRollups(this.db, Date.now())
       .then(
         () => undefined,
         (err: unknown) => this.logger.warn({ err }, 'stats: moving ended rollup buckets failed; tried again in a minute'),
