@@ -200,6 +200,18 @@ async function main() {
       return { value, log: logSummary(logFile, stopOffset), profile, died };
     };
 
+    /**
+     * Before a lead or sale run: the fresh server first finishes the outbox and rollup work the
+     * previous phase left (the click-spread run's clicks, the lead run's leads), as each click
+     * round's bare run waits for the click server; each run pays for its own work, warm-up included.
+     * @param {{ pids: () => number[] }} server
+     * @returns {Promise<string>} a note when it had to wait
+     */
+    const settleBacklog = async (server) => {
+      const waited = await waitForIdle(server.pids);
+      return waited > 1 ? `started after the server had finished the previous phase's outbox work (${waited} s)` : '';
+    };
+
     /** @param {Row} row @param {ReturnType<typeof logSummary>} log @param {string | undefined} profile @param {string | undefined} died */
     const finish = (row, log, profile, died) => {
       if (died) {
@@ -336,15 +348,18 @@ async function main() {
     if (opts.routes.includes('lead') || opts.routes.includes('sale')) {
       console.log(`[${kind}] lead run...`);
       const before = await writeCounts(db.knex);
-      const { value, log, profile, died } = await withServer('lead', true, (server) =>
+      const { value, log, profile, died } = await withServer('lead', true, async (server) => {
+        const settled = await settleBacklog(server);
         // Another attempt needs as many unused click ids as the last one used, with a margin.
-        measured(server, (s) => leadLoad(server.url, s), opts.warmup, opts.duration, 1, (last) => ids.length - leadCursor > 1.5 * last.sent * (1 + opts.warmup / opts.duration)).then(async (v) => ({ ...v, behind: await outboxBehind(db.knex) })),
-      );
+        const v = await measured(server, (s) => leadLoad(server.url, s), opts.warmup, opts.duration, 1, (last) => ids.length - leadCursor > 1.5 * last.sent * (1 + opts.warmup / opts.duration));
+        return { ...v, settled, behind: await outboxBehind(db.knex) };
+      });
       const after = await writeCounts(db.knex);
       const { warm, result, cpu } = value;
       const row = makeRow(kind, 'lead', result, cpu);
       row.notes.push(...warmNote(warm));
       row.notes.push(behindNote(value.behind));
+      if (value.settled) row.notes.push(value.settled);
       if (value.attempts > 1) row.notes.push(`measured ${value.attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
       if (result.durationS < opts.duration - 0.5) row.notes.push(`run ended after ${result.durationS} s: the ${ids.length} prepared click ids were used up (rate over ${Math.round(ids.length / (opts.duration + opts.warmup))}/s); raise --lead-pool for a full-length run`);
       const { acked, slack } = ackedAndSlack(value.all, opts.connections);
@@ -383,14 +398,17 @@ async function main() {
         });
       console.log(`[${kind}] sale run (${programs.length} keys in rotation)...`);
       const before = await writeCounts(db.knex);
-      const { value, log, profile, died } = await withServer('sale', true, (server) =>
-        measured(server, (s) => saleLoad(server.url, s), opts.warmup, opts.duration, 2, (last) => budget - saleCursor > 1.5 * last.sent * (1 + opts.warmup / opts.duration)).then(async (v) => ({ ...v, behind: await outboxBehind(db.knex) })),
-      );
+      const { value, log, profile, died } = await withServer('sale', true, async (server) => {
+        const settled = await settleBacklog(server);
+        const v = await measured(server, (s) => saleLoad(server.url, s), opts.warmup, opts.duration, 2, (last) => budget - saleCursor > 1.5 * last.sent * (1 + opts.warmup / opts.duration));
+        return { ...v, settled, behind: await outboxBehind(db.knex) };
+      });
       const after = await writeCounts(db.knex);
       const { warm, result, cpu } = value;
       const row = makeRow(kind, 'sale', result, cpu);
       row.notes.push(...warmNote(warm));
       row.notes.push(behindNote(value.behind));
+      if (value.settled) row.notes.push(value.settled);
       if (value.attempts > 1) row.notes.push(`measured ${value.attempts} times because other processes disturbed the run; the least disturbed attempt is reported`);
       const maxPerKey = Math.max(...perKey.values());
       row.notes.push(`${perKey.size} keys rotated, at most ${maxPerKey} sale requests on one key (limit 120/min)`);

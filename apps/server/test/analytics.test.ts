@@ -11,7 +11,7 @@ import { signInAs } from './helpers/accounts.js';
 import { click, sale, serverLead } from './helpers/flows.js';
 import { createAgentKey } from '../src/auth/agent-key.js';
 import { rebuildStats } from '../src/ops/stats-rebuild.js';
-import { RECENT, RollupSet, SETTLED, upsertRollups } from '../src/db/stats-rollups.js';
+import { RECENT, RollupSet, rollupWrites, SETTLED, upsertRollups } from '../src/db/stats-rollups.js';
 import { settleEndedRollups } from '../src/db/stats-rollups-recent.js';
 import { UniqueClickWindow } from '../src/domain/unique-clicks.js';
 
@@ -406,6 +406,15 @@ describe(`[${dbKind}] backfill: reftrack-server stats rebuild`, () => {
       ['US', 1, 1],
     ]);
   });
+
+  it('closes a stats pass left open by a thread that died mid-pass: the rebuild counted its events, so no part of it is written after', async () => {
+    await s.running.deps.outbox.drain();
+    // The open pass ends where the cursor is (so that the stats thread's poll, should it resume it first, moves nothing).
+    const at = await s.db('outbox_cursors').where({ consumer: 'stats-conversions' }).first('last_txid', 'last_id');
+    await s.db('outbox_cursors').where({ consumer: 'stats-conversions' }).update({ pass_last_txid: at.last_txid, pass_last_id: at.last_id, pass_parts_done: 2, pass_digest: '9:abc' });
+    await rebuildStats(s.db, 86_400_000);
+    expect(await s.db('outbox_cursors').where({ consumer: 'stats-conversions' }).first('pass_last_id', 'pass_parts_done', 'pass_digest')).toEqual({ pass_last_id: null, pass_parts_done: 0, pass_digest: null });
+  });
 });
 
 describe(`[${dbKind}] recent and settled rollup rows`, () => {
@@ -477,13 +486,40 @@ describe(`[${dbKind}] rollup writes at scale`, () => {
     const set = new RollupSet();
     // 400 links × 3 spans × (link row + program row): 1,203 distinct rows, three statements.
     for (let link = 1; link <= 400; link++) set.add({ programId: 777, partnerId: 1, linkId: 100_000 + link, dims: null, currency: '', at: Date.UTC(2020, 0, 1, 5), counters: { clicks: 2 } });
-    expect(set.size).toBeGreaterThan(1_000);
+    expect(set.sorted().length).toBeGreaterThan(1_000);
     await upsertRollups(s.db, set);
     await upsertRollups(s.db, set);
     const [row] = await s.db(RECENT).where({ program_id: 777, span: 1 }).where('link_id', '>', 0).count({ n: '*' }).sum({ clicks: 'clicks' });
     expect(Number(row.n)).toBe(400);
     expect(Number(row.clicks)).toBe(1_600);
     await s.db(RECENT).where({ program_id: 777 }).del();
+  });
+
+  /** `leads` leads on each of 1,000 links of program 778: 3,024 distinct rows (3 spans × (1,000 link rows, the program row, seven dimension rows)). */
+  const leadsOnLinks = (leads: number): RollupSet => {
+    const set = new RollupSet();
+    for (let link = 1; link <= 1000; link++) for (let n = 0; n < leads; n++) set.add({ programId: 778, partnerId: 1, linkId: 200_000 + link, dims: ['US', 'desktop', 'Chrome', 'example.com', 'news', 'cpc', 'spring'], currency: '', at: Date.UTC(2020, 0, 1, 5), counters: { leads: 1 } });
+    return set;
+  };
+
+  it('a stats pass writes its rows in parts of 2,048 on SQLite (one on PostgreSQL), and prepares the same parts and digest from the same events', () => {
+    const once = rollupWrites(s.db, leadsOnLinks(1));
+    expect(once.parts.length).toBe(dbKind === 'sqlite' ? 2 : 1);
+    expect(rollupWrites(s.db, leadsOnLinks(1)).digest).toBe(once.digest);
+    expect(once.digest.startsWith('3024:')).toBe(true);
+    // Twice the leads: the same rows, other counts — another digest.
+    expect(rollupWrites(s.db, leadsOnLinks(2)).digest).not.toBe(once.digest);
+  });
+
+  it('written part by part, each in its own transaction, a pass adds every increment once', async () => {
+    const { parts } = rollupWrites(s.db, leadsOnLinks(2));
+    for (const part of parts) await s.db.transaction((trx) => part(trx));
+    const byLevel = await s.db(RECENT).where({ program_id: 778, link_id: 0 }).groupBy('span', 'dim').select('span', 'dim').sum({ leads: 'leads' }).orderBy(['span', 'dim']);
+    // The program's row and each dimension's, in every span, count the 2,000 leads once; so do the link rows together.
+    expect(byLevel.map((r) => Number(r.leads))).toEqual(Array(3 * 8).fill(2000));
+    const [links] = await s.db(RECENT).where({ program_id: 778 }).where('link_id', '>', 0).count({ n: '*' }).sum({ leads: 'leads' });
+    expect([Number(links.n), Number(links.leads)]).toEqual([3000, 6000]);
+    await s.db(RECENT).where({ program_id: 778 }).del();
   });
 
   it('the unique-click window remembers a visitor across a generation swap, and forgets only the oldest past the bound', () => {

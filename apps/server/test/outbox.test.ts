@@ -46,14 +46,22 @@ function recorder(name: string, fail?: () => boolean): OutboxConsumer {
  * A consumer built as the stats consumers are: reads and sums first (`prepare`, outside the write
  * transaction on SQLite), then writes. `beforeWrite` runs between the two.
  */
-function preparer(name: string, beforeWrite?: () => Promise<void>): OutboxConsumer {
+function preparer(name: string, beforeWrite?: () => Promise<void>, options: { perPart?: number; failPart?: () => number | null; digest?: () => string } = {}): OutboxConsumer {
+  const { perPart = Infinity, failPart = () => null, digest = () => 'd' } = options;
   return preparedConsumer({
     name,
     async prepare(_db, events) {
       await beforeWrite?.();
-      return async (trx) => {
-        for (const e of events) await trx('test_handled').insert({ consumer: name, event_id: e.event.id, seq: ++seq });
-      };
+      const parts: Array<(trx: Knex.Transaction) => Promise<void>> = [];
+      for (let i = 0; i < events.length; i += perPart) {
+        const index = parts.length;
+        const mine = events.slice(i, i + perPart);
+        parts.push(async (trx) => {
+          for (const e of mine) await trx('test_handled').insert({ consumer: name, event_id: e.event.id, seq: ++seq });
+          if (failPart() === index) throw new Error(`the thread died in part ${index}`);
+        });
+      }
+      return { parts, digest: digest() };
     },
   });
 }
@@ -184,5 +192,67 @@ describe(`[${dbKind}] the outbox: order and exactly-once handling`, () => {
     expect(handled).toContain(lateIds[0]);
     expect(handled).toContain(early[0]);
     expect(new Set(handled).size).toBe(handled.length);
+  });
+});
+
+describe(`[${dbKind}] the outbox: a pass in parts (the stats thread's long passes)`, () => {
+  const openPass = (name: string) => s.db('outbox_cursors').where({ consumer: name }).first('last_id', 'pass_last_id', 'pass_parts_done', 'pass_digest');
+
+  it('a pass in several parts handles every event once, in order, and leaves no pass open', async () => {
+    const written: string[] = [];
+    for (let i = 0; i < 7; i++) written.push(...(await s.db.transaction((trx) => appendEvents(trx, [programUpdated(i)]))));
+    const runner = new OutboxRunner({ db: s.db, now: Date.now, logger }, [preparer('parts', undefined, { perPart: 2 })], { batch: 1000 });
+    await runner.drain();
+    const handled = await handledBy('parts');
+    const everything = (await s.db('outbox_events').orderBy('id').select('event_id')).map((r) => r.event_id);
+    expect(handled).toEqual(everything);
+    expect(handled.slice(-7)).toEqual(written);
+    expect(await openPass('parts')).toMatchObject({ last_id: (await outboxTail(s.db))!.id, pass_last_id: null, pass_parts_done: 0, pass_digest: null });
+  });
+
+  it('a pass that dies after some of its parts resumes with the next part: nothing handled twice, nothing lost', async () => {
+    await s.db.transaction((trx) => appendEvents(trx, [programUpdated(1)]));
+    const before = await outboxTail(s.db);
+    // The cursor starts at the tail: only this test's events are the pass.
+    await s.db('outbox_cursors').insert({ consumer: 'resumed', last_txid: before!.txid, last_id: before!.id, updated_at: Date.now() });
+    const written: string[] = [];
+    for (let i = 0; i < 7; i++) written.push(...(await s.db.transaction((trx) => appendEvents(trx, [programUpdated(i)]))));
+    let dies: number | null = 2;
+    const runner = new OutboxRunner({ db: s.db, now: Date.now, logger }, [preparer('resumed', undefined, { perPart: 2, failPart: () => dies })], { batch: 1000 });
+    await runner.drain();
+    if (dbKind === 'sqlite') {
+      // Parts 0 and 1 committed (four events); part 2 rolled back; the pass stays open at its end.
+      expect(await handledBy('resumed')).toEqual(written.slice(0, 4));
+      expect(await openPass('resumed')).toMatchObject({ last_id: before!.id, pass_last_id: (await outboxTail(s.db))!.id, pass_parts_done: 2, pass_digest: 'd' });
+    } else {
+      // PostgreSQL's pass is one transaction: nothing of it committed.
+      expect(await handledBy('resumed')).toEqual([]);
+    }
+    // Events written meanwhile wait for the next pass: the open pass is the same seven events.
+    const later = await s.db.transaction((trx) => appendEvents(trx, [programUpdated(8)]));
+    dies = null;
+    await runner.drain();
+    // test_handled's unique key would have failed a second handling of any event.
+    expect(await handledBy('resumed')).toEqual([...written, ...later]);
+    expect(await openPass('resumed')).toMatchObject({ pass_last_id: null, pass_parts_done: 0 });
+  });
+
+  // PostgreSQL's pass is one transaction: it never resumes.
+  it.skipIf(dbKind !== 'sqlite')('a resumed pass that prepares other rows than it first did says so in the log, and still finishes', async () => {
+    const tail = await outboxTail(s.db);
+    await s.db('outbox_cursors').insert({ consumer: 'redigested', last_txid: tail!.txid, last_id: tail!.id, updated_at: Date.now() });
+    const written: string[] = [];
+    for (let i = 0; i < 4; i++) written.push(...(await s.db.transaction((trx) => appendEvents(trx, [programUpdated(i)]))));
+    let dies: number | null = 1;
+    let digest = 'first';
+    const warnings: string[] = [];
+    const runner = new OutboxRunner({ db: s.db, now: Date.now, logger: { warn: (_obj, msg) => void warnings.push(msg) } }, [preparer('redigested', undefined, { perPart: 2, failPart: () => dies, digest: () => digest })], { batch: 1000 });
+    await runner.drain();
+    expect(await handledBy('redigested')).toEqual(written.slice(0, 2));
+    dies = null;
+    digest = 'second';
+    await runner.drain();
+    expect(await handledBy('redigested')).toEqual(written);
+    expect(warnings.some((w) => w.startsWith('an interrupted outbox pass prepared other rows'))).toBe(true);
   });
 });

@@ -163,3 +163,18 @@ export async function readEventsAfter(trx: Knex | Knex.Transaction, after: Outbo
   const last = events.length === limit ? events[events.length - 1].position : { txid: Number(tail.txid ?? 0), id: Number(tail.id) };
   return { events, last, scanned: events.length };
 }
+
+/**
+ * The events of an open chunked pass (jobs/outbox-runner.ts) again, after its thread died: those
+ * after `after` up to and including `through`, the pass's last event. They are the same events
+ * the pass first read — every one of them had committed when it read them, and none is deleted
+ * before the outbox's retention — so the pass's rows come out the same.
+ */
+export async function readEventsThrough(trx: Knex | Knex.Transaction, after: OutboxPosition, through: OutboxPosition, types?: readonly DomainEventType[]): Promise<StoredEvent[]> {
+  const sqlite = isSqlite(trx);
+  const query = sqlite
+    ? trx('outbox_events').where('id', '>', after.id).where('id', '<=', through.id).orderBy('id')
+    : trx('outbox_events').whereRaw('(txid, id) > (?, ?)', [after.txid, after.id]).whereRaw('(txid, id) <= (?, ?)', [through.txid, through.id]).orderBy([{ column: 'txid' }, { column: 'id' }]);
+  if (types) query.whereIn('type', types as DomainEventType[]);
+  return (await query.select(sqlite ? COLUMNS : [...COLUMNS, 'txid'])).map(toStored);
+}

@@ -59,6 +59,19 @@ export class SqliteWriteLock {
     Atomics.notify(this.word, 0);
   }
 
+  /**
+   * Between two transactions of one long job (a chunked outbox pass): while a writer waits for the
+   * lock and it is free, waits (up to `maxMs`) for that writer to take it. Without this, the job's
+   * next transaction could take the lock back before a waiting event loop had run its wake-up, and
+   * a request would wait out the whole job instead of one part of it.
+   */
+  async yieldToWaiting(maxMs: number): Promise<void> {
+    const deadline = Date.now() + maxMs;
+    while (Atomics.load(this.word, 1) === 1 && Atomics.load(this.word, 0) === LOCK_FREE && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  }
+
   /** A writer thread that died holding the lock cannot release it (SQLite rolled its batch back). */
   releaseDeadWriterThread(): void {
     this.releaseDeadHolder(LOCK_WRITER_THREAD);
@@ -78,6 +91,15 @@ const locks = new Map<string, SqliteWriteLock>();
  */
 export function adoptWriteLock(filename: string, buffer: SharedArrayBuffer, holder: number): void {
   locks.set(filename, new SqliteWriteLock(buffer, holder));
+}
+
+/** How long a long job's next transaction waits at most for a waiting writer to take the lock first. */
+const YIELD_MAX_MS = 5;
+
+/** The same, from a Knex instance: only a SQLite connection names a file (nothing to do for PostgreSQL). */
+export async function yieldWriteLock(db: { client: unknown }): Promise<void> {
+  const filename = (db.client as { connectionSettings?: { filename?: unknown } }).connectionSettings?.filename;
+  if (typeof filename === 'string') await writeLockFor(filename).yieldToWaiting(YIELD_MAX_MS);
 }
 
 /** The lock of one database file, shared by every connection of this process to it. */

@@ -23,6 +23,7 @@ import type { Knex } from 'knex';
 import { STATS_DIMENSIONS } from '@reftrack/contract';
 import { clickDimensions } from '../domain/click-dimensions.js';
 import { bucketOf, MONTH_SPAN } from './stats-buckets.js';
+import { inLists } from './in-lists.js';
 import { isSqlite } from './knex.js';
 import { runStatement } from './statement.js';
 
@@ -78,35 +79,48 @@ const zero = (): Record<RollupCounter, number> => ({ clicks: 0, unique_clicks: 0
 
 /** Increments summed per rollup key, in memory (one batch, one unit of work). */
 export class RollupSet {
-  private readonly rows = new Map<string, RollupRow>();
+  /**
+   * Events summed per what decides their rows (program, partner, link, currency, hour, dimension
+   * values) before they are spread over their ~27 rows: a stats pass's thousands of events share a
+   * few hundred such groups, and making a row key string per event and row was a third of the
+   * stats thread's time (docs/performance.md, "Longer stats passes").
+   */
+  private readonly groups = new Map<string, RollupEvent & { counters: Record<RollupCounter, number> }>();
 
   add(event: RollupEvent): void {
-    for (const span of SPANS) {
-      const bucket = bucketOf(span, Math.floor(event.at / HOUR_MS));
-      if (event.partnerId !== null && event.linkId !== null) this.bump(event, span, bucket, event.partnerId, event.linkId, '', '');
-      this.bump(event, span, bucket, 0, 0, '', '');
-      if (event.dims) for (let i = 0; i < STATS_DIMENSIONS.length; i++) this.bump(event, span, bucket, 0, 0, STATS_DIMENSIONS[i], event.dims[i] ?? '');
+    const hour = Math.floor(event.at / HOUR_MS);
+    const key = `${event.programId}\u0000${event.partnerId}\u0000${event.linkId}\u0000${event.currency}\u0000${hour}\u0000${event.dims === null ? '\u0001' : event.dims.join('\u0000')}`;
+    let group = this.groups.get(key);
+    if (!group) {
+      group = { ...event, at: hour * HOUR_MS, counters: zero() };
+      this.groups.set(key, group);
     }
+    for (const name in event.counters) group.counters[name as RollupCounter] += event.counters[name as RollupCounter] ?? 0;
   }
 
-  private bump(event: RollupEvent, span: number, bucket: number, partnerId: number, linkId: number, dim: string, value: string): void {
-    const key = `${event.programId}\u0000${span}\u0000${bucket}\u0000${partnerId}\u0000${linkId}\u0000${dim}\u0000${value}\u0000${event.currency}`;
-    let row = this.rows.get(key);
-    if (!row) {
-      row = { program_id: event.programId, span, bucket, partner_id: partnerId, link_id: linkId, dim, value, currency: event.currency, counters: zero() };
-      this.rows.set(key, row);
-    }
-    for (const name in event.counters) row.counters[name as RollupCounter] += event.counters[name as RollupCounter] ?? 0;
-  }
-
-  get size(): number {
-    return this.rows.size;
-  }
-
-  /** The rows in key order. */
+  /** The rows in key order: each group's increments added to the row of every span and level it counts at. */
   sorted(): RollupRow[] {
-    return [...this.rows.values()].sort(compareKeys);
+    const rows = new Map<string, RollupRow>();
+    for (const group of this.groups.values()) {
+      for (const span of SPANS) {
+        const bucket = bucketOf(span, Math.floor(group.at / HOUR_MS));
+        if (group.partnerId !== null && group.linkId !== null) bump(rows, group, span, bucket, group.partnerId, group.linkId, '', '');
+        bump(rows, group, span, bucket, 0, 0, '', '');
+        if (group.dims) for (let i = 0; i < STATS_DIMENSIONS.length; i++) bump(rows, group, span, bucket, 0, 0, STATS_DIMENSIONS[i], group.dims[i] ?? '');
+      }
+    }
+    return [...rows.values()].sort(compareKeys);
   }
+}
+
+function bump(rows: Map<string, RollupRow>, group: RollupEvent & { counters: Record<RollupCounter, number> }, span: number, bucket: number, partnerId: number, linkId: number, dim: string, value: string): void {
+  const key = `${group.programId}\u0000${span}\u0000${bucket}\u0000${partnerId}\u0000${linkId}\u0000${dim}\u0000${value}\u0000${group.currency}`;
+  let row = rows.get(key);
+  if (!row) {
+    row = { program_id: group.programId, span, bucket, partner_id: partnerId, link_id: linkId, dim, value, currency: group.currency, counters: zero() };
+    rows.set(key, row);
+  }
+  for (const name of ROLLUP_COUNTERS) row.counters[name] += group.counters[name];
 }
 
 const text = (x: string, y: string): number => (x === y ? 0 : x < y ? -1 : 1);
@@ -164,8 +178,53 @@ const PG_UPSERT: Record<RollupTable, string> = { stats_rollups: pgUpsert(SETTLED
  * one in all on PostgreSQL.
  */
 export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet, table: RollupTable = RECENT): Promise<void> {
-  if (set.size === 0) return;
+  await upsertRows(trx, set.sorted(), table);
+}
+
+/**
+ * Rows per transaction of a stats pass on SQLite (jobs/outbox-runner.ts, "chunked pass"): about
+ * 5–10 ms of the file's write lock, which every lead, sale and click batch waits for meanwhile.
+ */
+const PART_ROWS = 2048;
+
+/**
+ * A stats consumer's pass as parts (jobs/outbox-runner.ts, PreparedWrites): the set's rows in key
+ * order, PART_ROWS a part on SQLite, and one part on PostgreSQL (its pass is one transaction, and
+ * one statement takes any number of rows); with a digest of every row, which a resumed pass
+ * compares.
+ */
+export function rollupWrites(db: Knex | Knex.Transaction, set: RollupSet): { parts: Array<(trx: Knex.Transaction) => Promise<void>>; digest: string } {
   const rows = set.sorted();
+  const size = isSqlite(db) ? PART_ROWS : Math.max(rows.length, 1);
+  const parts: Array<(trx: Knex.Transaction) => Promise<void>> = [];
+  for (let i = 0; i < rows.length; i += size) {
+    const part = rows.slice(i, i + size);
+    parts.push((trx) => upsertRows(trx, part, RECENT));
+  }
+  return { parts, digest: digestOf(rows) };
+}
+
+/** FNV-1a over every row's key and counters, with the row count: "n:hash" (at most 19 characters). */
+function digestOf(rows: readonly RollupRow[]): string {
+  let h = 0x811c9dc5;
+  const num = (n: number): void => {
+    h = Math.imul(h ^ (n | 0), 0x01000193);
+    h = Math.imul(h ^ Math.floor(n / 0x100000000), 0x01000193);
+  };
+  const str = (x: string): void => {
+    for (let i = 0; i < x.length; i++) h = Math.imul(h ^ x.charCodeAt(i), 0x01000193);
+    h = Math.imul(h ^ 0xffff, 0x01000193);
+  };
+  for (const r of rows) {
+    for (const k of [r.program_id, r.span, r.partner_id, r.link_id, r.bucket]) num(k);
+    for (const k of [r.dim, r.value, r.currency]) str(k);
+    for (const c of ROLLUP_COUNTERS) num(r.counters[c]);
+  }
+  return `${rows.length}:${(h >>> 0).toString(16)}`;
+}
+
+async function upsertRows(trx: Knex | Knex.Transaction, rows: readonly RollupRow[], table: RollupTable): Promise<void> {
+  if (rows.length === 0) return;
   if (!isSqlite(trx)) {
     const columns: unknown[][] = COLUMNS.map(() => new Array(rows.length));
     for (let i = 0; i < rows.length; i++) {
@@ -214,15 +273,18 @@ export interface Conversion {
 async function attributedClicks(trx: Knex | Knex.Transaction, conversions: readonly Conversion[]): Promise<Map<string, AttributedClick>> {
   const ids = [...new Set(conversions.map((c) => c.clickId).filter((id): id is string => id !== null))];
   const found = new Map<string, AttributedClick>();
-  if (ids.length === 0) return found;
-  const rows = await trx('customers as c')
-    .join('click_events as e', (on) => on.on('e.program_id', 'c.program_id').andOn('e.is_test', 'c.is_test').andOn('e.click_timestamp', 'c.click_at').andOn('e.click_id', 'c.click_id'))
-    .whereIn('c.click_id', ids)
-    .orderBy('e.id')
-    .select('c.program_id', 'c.click_id', 'e.link_id', 'e.page_url', 'e.referrer_url', 'e.geo_country', 'e.device_type', 'e.browser_name');
-  for (const row of rows) {
-    const key = `${row.program_id}\u0000${row.click_id}`;
-    if (!found.has(key)) found.set(key, row as AttributedClick);
+  // A pass reads up to thousands of conversions (jobs/stats.worker.ts): IN lists of a thousand.
+  for (const list of inLists(ids, 1000)) {
+    const rows = await trx('customers as c')
+      .join('click_events as e', (on) => on.on('e.program_id', 'c.program_id').andOn('e.is_test', 'c.is_test').andOn('e.click_timestamp', 'c.click_at').andOn('e.click_id', 'c.click_id'))
+      .whereIn('c.click_id', list)
+      .orderBy('e.id')
+      .select('c.program_id', 'c.click_id', 'e.link_id', 'e.page_url', 'e.referrer_url', 'e.geo_country', 'e.device_type', 'e.browser_name');
+    // Each customer's click ids are in one list, so its first click is the first row of its key.
+    for (const row of rows) {
+      const key = `${row.program_id}\u0000${row.click_id}`;
+      if (!found.has(key)) found.set(key, row as AttributedClick);
+    }
   }
   return found;
 }

@@ -31,6 +31,7 @@ import { isSqlite, isUniqueViolation } from '../db/knex.js';
 import { appendEvents, type NewEvent } from '../db/outbox.js';
 import { inSavepoint } from '../db/savepoint.js';
 import { commissionObject } from './event-objects.js';
+import { inLists } from '../db/in-lists.js';
 
 const iso = (ms: unknown): string => new Date(Number(ms)).toISOString();
 
@@ -133,11 +134,11 @@ export async function createPayout(trx: Knex.Transaction, request: PayoutRequest
   }
   if (request.reference === null) await trx('payouts').where({ id: payoutId }).update({ reference: `PO-${programId}-${payoutId}` });
   const commissionIds = payable.commissions.map((c) => c.id);
-  for (const ids of chunks(commissionIds)) await trx('commissions').whereIn('id', ids).update({ status: 'paid', payout_id: payoutId, updated_at: now });
-  for (const ids of chunks(payable.adjustments.map((a) => a.id))) await trx('commission_adjustments').whereIn('id', ids).update({ payout_id: payoutId });
+  for (const ids of inLists(commissionIds)) await trx('commissions').whereIn('id', ids).update({ status: 'paid', payout_id: payoutId, updated_at: now });
+  for (const ids of inLists(payable.adjustments.map((a) => a.id))) await trx('commission_adjustments').whereIn('id', ids).update({ payout_id: payoutId });
   const payout = (await readPayouts(trx, { id: payoutId }))[0];
   const events: NewEvent[] = [{ type: 'payout.created', programId, data: { payout }, occurredAt: now, actor }];
-  for (const ids of chunks(commissionIds)) {
+  for (const ids of inLists(commissionIds)) {
     for (const c of await trx('commissions').whereIn('id', ids).orderBy('id').select()) {
       events.push({ type: 'commission.updated', programId, data: { commission: commissionObject(c), previous_status: 'approved' }, occurredAt: now, actor });
     }
@@ -195,9 +196,9 @@ export async function changePayoutStatus(trx: Knex.Transaction, payoutId: number
     const paid = await trx('commissions').where({ payout_id: payoutId }).select('id', 'status');
     const backToApproved = paid.filter((c) => c.status === 'paid').map((c) => Number(c.id));
     const refundedSince = paid.filter((c) => c.status !== 'paid').map((c) => Number(c.id));
-    for (const ids of chunks(backToApproved)) await trx('commissions').whereIn('id', ids).update({ status: 'approved', payout_id: null, updated_at: now });
+    for (const ids of inLists(backToApproved)) await trx('commissions').whereIn('id', ids).update({ status: 'approved', payout_id: null, updated_at: now });
     // Claw-backs of commissions refunded after this payout: the partner never got them, so each is cancelled by an equal positive adjustment.
-    for (const ids of chunks(refundedSince)) {
+    for (const ids of inLists(refundedSince)) {
       const sums = (await trx('commission_adjustments').whereIn('commission_id', ids).groupBy('commission_id').select('commission_id').sum({ total: 'amount_cents' })) as Array<{ commission_id: number; total: unknown }>;
       const offsets = sums.filter((s) => Number(s.total) !== 0).map((s) => ({ commission_id: s.commission_id, amount_cents: -Number(s.total), reason: 'payout_failed', created_at: now }));
       if (offsets.length > 0) await trx('commission_adjustments').insert(offsets);
@@ -205,7 +206,7 @@ export async function changePayoutStatus(trx: Knex.Transaction, payoutId: number
     }
     // Claw-backs this payout settled are open again: the next payout deducts them.
     await trx('commission_adjustments').where({ payout_id: payoutId }).update({ payout_id: null });
-    for (const ids of chunks(backToApproved)) {
+    for (const ids of inLists(backToApproved)) {
       for (const c of await trx('commissions').whereIn('id', ids).orderBy('id').select()) {
         events.push({ type: 'commission.updated', programId, data: { commission: commissionObject(c), previous_status: 'paid' as CommissionStatus }, occurredAt: now, actor });
       }
@@ -265,11 +266,4 @@ export async function readPayouts(db: Knex, filter: PayoutFilter, limit = 500): 
 export async function partnerRef(db: Knex, partnerId: number): Promise<PartnerRef> {
   const p = await db('partners').where({ id: partnerId }).first('id', 'code', 'name');
   return { id: Number(p.id), code: p.code, name: p.name };
-}
-
-/** Ids in groups small enough for one IN list on both databases. */
-function chunks(ids: number[], size = 500): number[][] {
-  const out: number[][] = [];
-  for (let i = 0; i < ids.length; i += size) out.push(ids.slice(i, i + size));
-  return out;
 }

@@ -18,7 +18,8 @@
 import type { Knex } from 'knex';
 import type { DomainEventType } from '@reftrack/contract';
 import { isSqlite } from '../db/knex.js';
-import { outboxTail, readEventsAfter, type OutboxPosition, type StoredEvent } from '../db/outbox.js';
+import { outboxTail, readEventsAfter, readEventsThrough, type OutboxPosition, type StoredEvent } from '../db/outbox.js';
+import { yieldWriteLock } from '../db/sqlite-write-lock.js';
 
 export interface OutboxConsumer {
   /** The cursor's key; never renamed once events were handled under it. */
@@ -29,22 +30,40 @@ export interface OutboxConsumer {
   handle(trx: Knex.Transaction, events: StoredEvent[], now: number): Promise<void>;
   /**
    * Optional, for a consumer whose work is mostly reads and arithmetic (the stats rollups): on
-   * SQLite the runner calls it before the pass's write transaction, so those reads do not hold the
-   * file's write lock every request's commit waits for, and runs the writes it answers in the
-   * transaction that moves the cursor. Doing the same as `handle` is its contract; on PostgreSQL
-   * the runner calls `handle`.
+   * SQLite the runner calls it before the pass's write transactions, so those reads do not hold the
+   * file's write lock every request's commit waits for, and commits the parts it answers one
+   * transaction each, the last one with the cursor's move (a chunked pass, below). Doing the same
+   * as `handle` is its contract; on PostgreSQL the runner calls `handle`.
    */
-  prepare?(db: Knex, events: StoredEvent[], now: number): Promise<(trx: Knex.Transaction) => Promise<void>>;
+  prepare?(db: Knex, events: StoredEvent[], now: number): Promise<PreparedWrites>;
   /** Called once what `handle` wrote has committed (a worker that performs it can start now). */
   committed?(): void;
 }
 
 /**
+ * What a consumer's `prepare` answers: its pass's writes in parts, committed in order. The parts
+ * must be the same whenever the same events are prepared again (a resumed pass skips those that
+ * committed), and `digest` says whether they are.
+ */
+export interface PreparedWrites {
+  parts: Array<(trx: Knex.Transaction) => Promise<void>>;
+  /** A hash of what the parts write (at most 32 characters, kept in the cursor row while a pass is open). */
+  digest: string;
+}
+
+const NOTHING: PreparedWrites = { parts: [], digest: '' };
+
+/**
  * A consumer defined by its `prepare` alone: `handle` (PostgreSQL, and any caller inside a
- * transaction) prepares on the transaction and writes at once.
+ * transaction) prepares on the transaction and writes every part at once.
  */
 export function preparedConsumer(consumer: Omit<OutboxConsumer, 'handle' | 'prepare'> & Required<Pick<OutboxConsumer, 'prepare'>>): OutboxConsumer {
-  return { ...consumer, handle: async (trx, events, now) => (await consumer.prepare(trx, events, now))(trx) };
+  return {
+    ...consumer,
+    handle: async (trx, events, now) => {
+      for (const part of (await consumer.prepare(trx, events, now)).parts) await part(trx);
+    },
+  };
 }
 
 /** Where a runner reports a failed pass: the server's logger, or the stats thread's relay of it. */
@@ -56,6 +75,14 @@ export interface OutboxRunnerDeps {
   db: Knex;
   now: () => number;
   logger: RunnerLog;
+}
+
+/** How a runner paces its passes; the defaults suit the event loop's consumers. */
+export interface OutboxRunnerOptions {
+  /** Events read per pass and consumer (BATCH). */
+  batch?: number;
+  /** The shortest time between the starts of two rounds of passes (MIN_GAP_MS). */
+  minGapMs?: number;
 }
 
 /** Events read per pass and consumer: bounds a transaction's length. */
@@ -70,18 +97,47 @@ const MIN_GAP_MS = 100;
 /** The advisory lock class of consumer passes (PostgreSQL): "RFTR". */
 const CONSUMER_LOCK_CLASS = 0x52465452;
 
-/** The consumer's cursor and its next events; null when there is no cursor or nothing new. */
-async function readWindow(q: Knex | Knex.Transaction, consumer: OutboxConsumer): Promise<{ after: OutboxPosition; events: StoredEvent[]; last: OutboxPosition; scanned: number } | null> {
-  const cursor = await q('outbox_cursors').where({ consumer: consumer.name }).first('last_txid', 'last_id');
-  if (!cursor) return null;
-  const after: OutboxPosition = { txid: Number(cursor.last_txid), id: Number(cursor.last_id) };
-  const { events, last, scanned } = await readEventsAfter(q, after, BATCH, consumer.types);
-  return last === null ? null : { after, events, last, scanned };
+interface Window {
+  after: OutboxPosition;
+  events: StoredEvent[];
+  last: OutboxPosition;
+  /** Whether more events may follow the window: a full batch, or the end of a resumed pass. */
+  more: boolean;
+  /** A chunked pass that a dead thread left open: its parts committed so far, and its rows' digest. */
+  resume?: { done: number; digest: string };
 }
 
-/** Moves the cursor past a pass's events — only from where the pass read it: a cursor moved meanwhile (`stats rebuild`) rolls the pass back. */
-async function moveCursor(trx: Knex.Transaction, consumer: OutboxConsumer, after: OutboxPosition, last: OutboxPosition, now: number): Promise<void> {
-  const moved = await trx('outbox_cursors').where({ consumer: consumer.name, last_txid: after.txid, last_id: after.id }).update({ last_txid: last.txid, last_id: last.id, updated_at: now });
+/** The consumer's cursor and its next events (or the events of its open pass); null when there is no cursor or nothing new. */
+async function readWindow(q: Knex | Knex.Transaction, consumer: OutboxConsumer, batch: number): Promise<Window | null> {
+  const cursor = await q('outbox_cursors').where({ consumer: consumer.name }).first('last_txid', 'last_id', 'pass_last_txid', 'pass_last_id', 'pass_parts_done', 'pass_digest');
+  if (!cursor) return null;
+  const after: OutboxPosition = { txid: Number(cursor.last_txid), id: Number(cursor.last_id) };
+  if (cursor.pass_last_id != null) {
+    const last: OutboxPosition = { txid: Number(cursor.pass_last_txid), id: Number(cursor.pass_last_id) };
+    const events = await readEventsThrough(q, after, last, consumer.types);
+    return { after, events, last, more: true, resume: { done: Number(cursor.pass_parts_done), digest: String(cursor.pass_digest ?? '') } };
+  }
+  const { events, last, scanned } = await readEventsAfter(q, after, batch, consumer.types);
+  return last === null ? null : { after, events, last, more: scanned === batch };
+}
+
+/**
+ * Moves the cursor past a pass's events — only from where the pass read it, and after as many
+ * parts as it wrote: a cursor moved meanwhile (`stats rebuild`, or another writer of the same
+ * pass) rolls the pass back. Closes an open chunked pass.
+ */
+async function moveCursor(trx: Knex.Transaction, consumer: OutboxConsumer, after: OutboxPosition, last: OutboxPosition, now: number, partsDone = 0): Promise<void> {
+  const moved = await trx('outbox_cursors')
+    .where({ consumer: consumer.name, last_txid: after.txid, last_id: after.id, pass_parts_done: partsDone })
+    .update({ last_txid: last.txid, last_id: last.id, updated_at: now, pass_last_txid: null, pass_last_id: null, pass_parts_done: 0, pass_digest: null });
+  if (moved !== 1) throw new Error(`outbox consumer ${consumer.name}: its cursor moved during the pass`);
+}
+
+/** A chunked pass's part committed (not its last): the cursor row keeps the pass's end, its progress and its digest. */
+async function markPartDone(trx: Knex.Transaction, consumer: OutboxConsumer, after: OutboxPosition, last: OutboxPosition, partsDone: number, digest: string, now: number): Promise<void> {
+  const moved = await trx('outbox_cursors')
+    .where({ consumer: consumer.name, last_txid: after.txid, last_id: after.id, pass_parts_done: partsDone })
+    .update({ pass_last_txid: last.txid, pass_last_id: last.id, pass_parts_done: partsDone + 1, pass_digest: digest, updated_at: now });
   if (moved !== 1) throw new Error(`outbox consumer ${consumer.name}: its cursor moved during the pass`);
 }
 
@@ -108,11 +164,17 @@ export class OutboxRunner {
   private delayed?: NodeJS.Timeout;
   private lastStart = 0;
   private lastClicksPoke = 0;
+  private readonly batch: number;
+  private readonly minGapMs: number;
 
   constructor(
     private readonly deps: OutboxRunnerDeps,
     private readonly consumers: readonly OutboxConsumer[],
-  ) {}
+    options: OutboxRunnerOptions = {},
+  ) {
+    this.batch = options.batch ?? BATCH;
+    this.minGapMs = options.minGapMs ?? MIN_GAP_MS;
+  }
 
   /** Runs a pass now and then every `pollMs`; the timer never keeps the process alive. */
   start(pollMs = POLL_MS): void {
@@ -150,7 +212,7 @@ export class OutboxRunner {
       if (this.running) this.again = true;
       return;
     }
-    const wait = this.lastStart + MIN_GAP_MS - Date.now();
+    const wait = this.lastStart + this.minGapMs - Date.now();
     if (wait > 0) {
       this.delayed = setTimeout(() => {
         this.delayed = undefined;
@@ -214,7 +276,7 @@ export class OutboxRunner {
       while (behind.length > 0 && !this.stopped) {
         const more: OutboxConsumer[] = [];
         for (const consumer of behind) {
-          if ((await this.pass(consumer)) === BATCH) more.push(consumer);
+          if (await this.pass(consumer)) more.push(consumer);
           await new Promise(setImmediate);
         }
         behind = more;
@@ -243,45 +305,66 @@ export class OutboxRunner {
     this.prepared = true;
   }
 
-  /** One batch for one consumer; how many events it read (0: nothing new, or a peer has the cursor). */
-  private async pass(consumer: OutboxConsumer): Promise<number> {
+  /** One batch for one consumer; whether more events may follow it (false: all read, or a peer has the cursor). */
+  private async pass(consumer: OutboxConsumer): Promise<boolean> {
     const { db } = this.deps;
     if (consumer.prepare && isSqlite(db)) return this.preparedPass(consumer, consumer.prepare);
     let handled = false;
-    const scanned = await db.transaction(async (trx) => {
-      if (!isSqlite(trx) && !(await holdsConsumerLock(trx, consumer.name))) return 0;
-      const window = await readWindow(trx, consumer);
-      if (!window) return 0;
-      const { after, events, last, scanned } = window;
+    const more = await db.transaction(async (trx) => {
+      if (!isSqlite(trx) && !(await holdsConsumerLock(trx, consumer.name))) return false;
+      const window = await readWindow(trx, consumer, this.batch);
+      if (!window) return false;
+      const { after, events, last, more } = window;
       const now = this.deps.now();
       if (events.length > 0) await consumer.handle(trx, events, now);
       handled = events.length > 0;
       await moveCursor(trx, consumer, after, last, now);
-      return scanned;
+      return more;
     });
     if (handled) consumer.committed?.();
-    return scanned;
+    return more;
   }
 
   /**
    * SQLite, a consumer with `prepare`: the cursor, the events and the consumer's reads outside any
-   * transaction (SQLite has one writer, and this thread's connection sees every commit), then one
-   * write transaction with the consumer's writes and the cursor's move. The move is conditional on
-   * the position read, so a cursor moved in between (`stats rebuild`) rolls the writes back and the
-   * next pass starts again from where it is.
+   * transaction (SQLite has one writer, and this thread's connection sees every commit), then the
+   * parts it answers, each in a write transaction of its own — a chunked pass. The stats thread
+   * reads thousands of events a pass (jobs/stats.worker.ts) and their rows take a few thousand per
+   * part, so it holds the file's one write lock for milliseconds at a time, and between two parts a
+   * request waiting for the lock takes it first (yieldWriteLock).
+   *
+   * Exactly once: every part but the last also notes in the cursor row where the pass ends, how
+   * many parts have committed and the rows' digest; the last part moves the cursor and clears
+   * them. A thread that dies mid-pass leaves the pass open, and the next pass reads the same
+   * events again (readEventsThrough), prepares the same parts and commits only those not yet
+   * committed. Every write is conditional on the position and progress read, so a cursor moved in
+   * between (`stats rebuild`) rolls the part back and the next pass starts from where it is.
    */
-  private async preparedPass(consumer: OutboxConsumer, prepare: NonNullable<OutboxConsumer['prepare']>): Promise<number> {
+  private async preparedPass(consumer: OutboxConsumer, prepare: NonNullable<OutboxConsumer['prepare']>): Promise<boolean> {
     const { db } = this.deps;
-    const window = await readWindow(db, consumer);
-    if (!window) return 0;
-    const { after, events, last, scanned } = window;
+    const window = await readWindow(db, consumer, this.batch);
+    if (!window) return false;
+    const { after, events, last, more, resume } = window;
     const now = this.deps.now();
-    const write = events.length > 0 ? await prepare(db, events, now) : undefined;
-    await db.transaction(async (trx) => {
-      await write?.(trx);
-      await moveCursor(trx, consumer, after, last, now);
-    });
-    if (write) consumer.committed?.();
-    return scanned;
+    const { parts, digest } = events.length > 0 ? await prepare(db, events, now) : NOTHING;
+    let done = resume?.done ?? 0;
+    // Only if what the rows are read from changed (a server of another version prepared them): the
+    // parts not yet committed are written all the same, and the stats may be off until a rebuild.
+    if (resume && resume.digest !== digest) this.deps.logger.warn({ consumer: consumer.name, parts_done: done }, 'an interrupted outbox pass prepared other rows when it resumed; its remaining parts are written (run `reftrack-server stats rebuild` if the stats look off)');
+    for (;;) {
+      const part = parts[done];
+      const final = done >= parts.length - 1;
+      const partsDone = done;
+      await db.transaction(async (trx) => {
+        if (part) await part(trx);
+        if (final) await moveCursor(trx, consumer, after, last, now, partsDone);
+        else await markPartDone(trx, consumer, after, last, partsDone, digest, now);
+      });
+      if (final) break;
+      done++;
+      await yieldWriteLock(db);
+    }
+    if (parts.length > 0) consumer.committed?.();
+    return more;
   }
 }

@@ -4,7 +4,8 @@
  * summed per link, UTC hour and dimensions (db/click-batcher.ts); a pass here adds a pass's worth
  * of batches to the rollups in one upsert. Written by the batch itself, the same rows cost the
  * click lane about a tenth of its rate (docs/performance.md): a hot program's ~30 rollup rows were
- * upserted once per batch of a few dozen clicks, here once per pass of up to 200 batches.
+ * upserted once per batch of a few dozen clicks, here once per pass of many batches (up to 200 on
+ * PostgreSQL, up to 20,000 on SQLite: jobs/stats.worker.ts).
  *
  * Counted once across processes, with the cursor in the same transaction (jobs/outbox-runner.ts).
  * The stats trail the click by one poll of the outbox (about a second). Version 1 events carry no
@@ -14,7 +15,7 @@
 import type { DomainEvent } from '@reftrack/contract';
 import { preparedConsumer, type OutboxConsumer } from './outbox-runner.js';
 import type { StoredEvent } from '../db/outbox.js';
-import { RollupSet, upsertRollups } from '../db/stats-rollups.js';
+import { RollupSet, rollupWrites } from '../db/stats-rollups.js';
 
 export const STATS_CLICKS_CONSUMER = 'stats-clicks';
 
@@ -45,8 +46,7 @@ export const statsClicksConsumer: OutboxConsumer = preparedConsumer({
   name: STATS_CLICKS_CONSUMER,
   types: ['clicks.recorded'],
   // The sums are made before the pass's write transaction on SQLite (outbox-runner.ts, preparedPass).
-  async prepare(_db, events) {
-    const set = clickRollups(events);
-    return (trx) => upsertRollups(trx, set);
+  async prepare(db, events) {
+    return rollupWrites(db, clickRollups(events));
   },
 });

@@ -4,10 +4,11 @@
  * from the events the domain core wrote with them, in batches — not in the lead's or sale's own
  * transaction. There each one cost a read of its click and an upsert of up to 30 rollup rows that
  * every conversion of the program also locks (measured: ~0.43 ms per sale on SQLite, ~1.6 ms on
- * PostgreSQL, more than the rest of a lead), while a pass of up to 200 events costs one read of their
- * clicks and one upsert of the rows they share. Counted once across processes, with the cursor in
- * the same transaction (jobs/outbox-runner.ts); the stats trail the write by one pass (about 0.1 s
- * on the process that wrote it, at most a poll interval elsewhere).
+ * PostgreSQL, more than the rest of a lead), while a pass costs one read of their clicks and one
+ * upsert of the rows they share. Counted once across processes, with the cursor in the same
+ * transaction, or on SQLite in the last of the pass's parts (jobs/outbox-runner.ts); the stats trail
+ * the write by one pass (about 0.1 s on the process that wrote it, at most a poll interval
+ * elsewhere; on SQLite under load up to the stats thread's 2 s between passes, jobs/stats.worker.ts).
  *
  * What counts, as `stats rebuild` (ops/stats-rebuild.ts) counts it from the raw tables: a settled
  * lead at its settlement (a provisional one is not a lead yet, 3.1), a real sale at its payment time
@@ -17,9 +18,10 @@
 import type { Knex } from 'knex';
 import type { DomainEvent, DomainEventType } from '@reftrack/contract';
 import { preparedConsumer, type OutboxConsumer } from './outbox-runner.js';
+import { inLists } from '../db/in-lists.js';
 import { bool } from '../db/knex.js';
 import type { StoredEvent } from '../db/outbox.js';
-import { conversionSet, upsertRollups, type Conversion, type RollupSet } from '../db/stats-rollups.js';
+import { conversionSet, rollupWrites, type Conversion, type RollupSet } from '../db/stats-rollups.js';
 
 export const STATS_CONVERSIONS_CONSUMER = 'stats-conversions';
 
@@ -28,9 +30,11 @@ const TYPES: DomainEventType[] = ['lead.created', 'lead.settled', 'sale.created'
 /** The sales' test flags and their customers' click ids (the attributed click), in one read. */
 async function salesOf(db: Knex | Knex.Transaction, ids: number[]): Promise<Map<number, { test: boolean; clickId: string | null }>> {
   const found = new Map<number, { test: boolean; clickId: string | null }>();
-  if (ids.length === 0) return found;
-  const rows = await db('sale_events as s').leftJoin('customers as c', 'c.id', 's.customer_id').whereIn('s.id', ids).select('s.id', 's.is_test', 's.click_id', 'c.click_id as customer_click_id');
-  for (const r of rows) found.set(Number(r.id), { test: bool(r.is_test), clickId: (r.customer_click_id ?? r.click_id ?? null) as string | null });
+  // A pass of the stats thread reads up to thousands of events (jobs/stats.worker.ts).
+  for (const list of inLists(ids, 1000)) {
+    const rows = await db('sale_events as s').leftJoin('customers as c', 'c.id', 's.customer_id').whereIn('s.id', list).select('s.id', 's.is_test', 's.click_id', 'c.click_id as customer_click_id');
+    for (const r of rows) found.set(Number(r.id), { test: bool(r.is_test), clickId: (r.customer_click_id ?? r.click_id ?? null) as string | null });
+  }
   return found;
 }
 
@@ -65,7 +69,6 @@ export const statsConversionsConsumer: OutboxConsumer = preparedConsumer({
   // The reads of the sales and clicks, and the sums, are done before the pass's write transaction
   // on SQLite (outbox-runner.ts, preparedPass): the rows they read are never changed once written.
   async prepare(db, events) {
-    const set = await conversionRollups(db, events);
-    return (trx) => upsertRollups(trx, set);
+    return rollupWrites(db, await conversionRollups(db, events));
   },
 });

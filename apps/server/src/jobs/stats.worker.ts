@@ -45,7 +45,20 @@ const log: RunnerLog = {
   warn: (obj, msg) => send({ type: 'log', level: 'warn', obj: Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, errorForLog(v)])), msg }),
 };
 
-const runner = new OutboxRunner({ db, now: Date.now, logger: log }, STATS_CONSUMERS);
+/**
+ * SQLite: passes of up to STATS_BATCH events, at most one round every STATS_GAP_MS — on a quiet
+ * server the first event after a pause is still counted at once. The rollup rows of a pass are its
+ * events' keys summed, and a busy server's events share keys over seconds, not over the 100 ms of
+ * the event loop's passes: with 2,000 programs taking leads in turn, a pass of 200 wrote 27 rows a
+ * lead, a pass of two seconds' leads writes a fraction of that (docs/performance.md, "Longer stats
+ * passes"). The pass is written a few thousand rows per transaction (outbox-runner.ts, chunked
+ * passes), so the file's write lock is never held for long. PostgreSQL keeps the runner's
+ * defaults: its pass is one transaction, and a long one would hold back every consumer's view of
+ * the outbox (readEventsAfter).
+ */
+const STATS_BATCH = 20_000;
+const STATS_GAP_MS = 2000;
+const runner = new OutboxRunner({ db, now: Date.now, logger: log }, STATS_CONSUMERS, data.database.client === 'sqlite' ? { batch: STATS_BATCH, minGapMs: STATS_GAP_MS } : {});
 const settler = new RollupSettler(db, log);
 
 port.on('message', (message: ToStatsThread) => {

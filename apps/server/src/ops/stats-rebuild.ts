@@ -112,7 +112,7 @@ async function skipCountedEvents(trx: Knex.Transaction): Promise<void> {
   const tail = await outboxTail(trx);
   const now = Date.now();
   await trx('outbox_cursors')
-    .insert([STATS_CLICKS_CONSUMER, STATS_CONVERSIONS_CONSUMER].map((consumer) => ({ consumer, last_txid: tail?.txid ?? 0, last_id: tail?.id ?? 0, updated_at: now })))
+    .insert([STATS_CLICKS_CONSUMER, STATS_CONVERSIONS_CONSUMER].map((consumer) => ({ consumer, last_txid: tail?.txid ?? 0, last_id: tail?.id ?? 0, updated_at: now, pass_last_txid: null, pass_last_id: null, pass_parts_done: 0, pass_digest: null })))
     .onConflict('consumer')
     .merge();
 }
