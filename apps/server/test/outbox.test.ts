@@ -162,6 +162,20 @@ describe(`[${dbKind}] the outbox: order and exactly-once handling`, () => {
     expect(await s.db('outbox_cursors').where({ consumer: 'moved' }).first('last_id')).toEqual({ last_id: tail!.id });
   });
 
+  it('a consumer with nothing to do now (idle) has its cursor moved past every visible event, none handed to it', async () => {
+    let idle = true;
+    const consumer: OutboxConsumer = { ...recorder('idle'), idle: async () => idle };
+    const runner = new OutboxRunner({ db: s.db, now: Date.now, logger }, [consumer]);
+    await s.db.transaction((trx) => appendEvents(trx, [programUpdated(1), programUpdated(2)]));
+    await runner.drain();
+    expect(await handledBy('idle')).toEqual([]);
+    expect(await s.db('outbox_cursors').where({ consumer: 'idle' }).first('last_id')).toEqual({ last_id: (await outboxTail(s.db))!.id });
+    idle = false;
+    const later = await s.db.transaction((trx) => appendEvents(trx, [programUpdated(3)]));
+    await runner.drain();
+    expect(await handledBy('idle')).toEqual(later);
+  });
+
   it('an event of a transaction that commits late is not skipped by a cursor that moved past a later id', async () => {
     const other = otherProcessDb();
     let releaseLate!: () => void;

@@ -144,14 +144,9 @@ export interface EventWindow {
  */
 export async function readEventsAfter(trx: Knex | Knex.Transaction, after: OutboxPosition, limit: number, types?: readonly DomainEventType[]): Promise<EventWindow> {
   const sqlite = isSqlite(trx);
-  const visible = () =>
-    sqlite
-      ? trx('outbox_events').where('id', '>', after.id)
-      : trx('outbox_events').whereRaw('(txid, id) > (?, ?)', [after.txid, after.id]).whereRaw('txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint');
+  const visible = () => visibleAfter(trx, after);
   const order = sqlite ? [{ column: 'id' }] : [{ column: 'txid' }, { column: 'id' }];
-  const tail = await visible()
-    .orderBy(order.map((o) => ({ ...o, order: 'desc' })))
-    .first(sqlite ? ['id'] : ['id', 'txid']);
+  const tail = await visibleTail(trx, after);
   if (!tail) return { events: [], last: null, scanned: 0 };
   // Bounded by the tail: on PostgreSQL each statement has its own snapshot, and a row that became
   // visible after the tail was read must wait for the next pass, or the cursor would pass it twice.
@@ -160,8 +155,27 @@ export async function readEventsAfter(trx: Knex | Knex.Transaction, after: Outbo
   const rows = await query.select(sqlite ? COLUMNS : [...COLUMNS, 'txid']);
   const events = rows.map(toStored);
   // A full batch: the next pass goes on from its last event. Otherwise everything visible was seen.
-  const last = events.length === limit ? events[events.length - 1].position : { txid: Number(tail.txid ?? 0), id: Number(tail.id) };
+  const last = events.length === limit ? events[events.length - 1].position : tail;
   return { events, last, scanned: events.length };
+}
+
+/** Rows after `after` that no event committed later can precede (readEventsAfter). */
+function visibleAfter(trx: Knex | Knex.Transaction, after: OutboxPosition): Knex.QueryBuilder {
+  return isSqlite(trx)
+    ? trx('outbox_events').where('id', '>', after.id)
+    : trx('outbox_events').whereRaw('(txid, id) > (?, ?)', [after.txid, after.id]).whereRaw('txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint');
+}
+
+/**
+ * The position of the last event visible after `after` (readEventsAfter's rule), or null: where a
+ * consumer with nothing to do for any event now moves its cursor without reading the events.
+ */
+export async function visibleTail(trx: Knex | Knex.Transaction, after: OutboxPosition): Promise<OutboxPosition | null> {
+  const sqlite = isSqlite(trx);
+  const tail = await visibleAfter(trx, after)
+    .orderBy(sqlite ? [{ column: 'id', order: 'desc' }] : [{ column: 'txid', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .first(sqlite ? ['id'] : ['id', 'txid']);
+  return tail ? { txid: Number(tail.txid ?? 0), id: Number(tail.id) } : null;
 }
 
 /**

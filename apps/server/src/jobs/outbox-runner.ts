@@ -18,7 +18,7 @@
 import type { Knex } from 'knex';
 import type { DomainEventType } from '@reftrack/contract';
 import { isSqlite } from '../db/knex.js';
-import { outboxTail, readEventsAfter, readEventsThrough, type OutboxPosition, type StoredEvent } from '../db/outbox.js';
+import { outboxTail, readEventsAfter, readEventsThrough, visibleTail, type OutboxPosition, type StoredEvent } from '../db/outbox.js';
 import { yieldWriteLock } from '../db/sqlite-write-lock.js';
 
 export interface OutboxConsumer {
@@ -36,6 +36,12 @@ export interface OutboxConsumer {
    * as `handle` is its contract; on PostgreSQL the runner calls `handle`.
    */
   prepare?(db: Knex, events: StoredEvent[], now: number): Promise<PreparedWrites>;
+  /**
+   * Optional: whether the consumer would write nothing for any event now (webhooks without an
+   * enabled endpoint). Then its pass moves the cursor past every visible event without reading
+   * them — the same outcome as handling them, without reading and parsing their payloads.
+   */
+  idle?(q: Knex | Knex.Transaction): Promise<boolean>;
   /** Called once what `handle` wrote has committed (a worker that performs it can start now). */
   committed?(): void;
 }
@@ -116,6 +122,10 @@ async function readWindow(q: Knex | Knex.Transaction, consumer: OutboxConsumer, 
     const last: OutboxPosition = { txid: Number(cursor.pass_last_txid), id: Number(cursor.pass_last_id) };
     const events = await readEventsThrough(q, after, last, consumer.types);
     return { after, events, last, more: true, resume: { done: Number(cursor.pass_parts_done), digest: String(cursor.pass_digest ?? '') } };
+  }
+  if (consumer.idle && (await consumer.idle(q))) {
+    const tail = await visibleTail(q, after);
+    return tail === null ? null : { after, events: [], last: tail, more: false };
   }
   const { events, last, scanned } = await readEventsAfter(q, after, batch, consumer.types);
   return last === null ? null : { after, events, last, more: scanned === batch };

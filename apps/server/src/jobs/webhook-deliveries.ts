@@ -16,6 +16,11 @@ const INSERT_ROWS = 80;
 export const webhookDeliveryConsumer: OutboxConsumer = {
   name: 'webhooks',
   types: WEBHOOK_EVENT_TYPES,
+  // No enabled endpoint anywhere: `handle` would write nothing for any event, so the pass skips
+  // reading them (measured: their reads and payloads were ~5% of a SQLite sale's event-loop time).
+  async idle(q) {
+    return !(await q('webhook_endpoints').where({ enabled: true }).first('id'));
+  },
   async handle(trx, events, now) {
     const workspaces = [...new Set(events.map((e) => e.event.workspace_id).filter((w): w is number => w !== null))];
     if (workspaces.length === 0) return;
