@@ -5,6 +5,7 @@
  * day of its own, and each query reads only that day.
  */
 import type { Knex } from 'knex';
+import { STATS_DIMENSIONS } from '@reftrack/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
 import { signInAs } from './helpers/accounts.js';
@@ -509,6 +510,23 @@ describe(`[${dbKind}] rollup writes at scale`, () => {
     expect(once.digest.startsWith('3024:')).toBe(true);
     // Twice the leads: the same rows, other counts — another digest.
     expect(rollupWrites(s.db, leadsOnLinks(2)).digest).not.toBe(once.digest);
+  });
+
+  it('dimension values that hold the key separator are never summed with other values', () => {
+    const set = new RollupSet();
+    const at = Date.UTC(2020, 0, 1, 5);
+    const rest = ['', '', '', '', ''];
+    set.add({ programId: 779, partnerId: null, linkId: null, dims: ['a\u0000b', 'c', ...rest], currency: '', at, counters: { clicks: 1 } });
+    set.add({ programId: 779, partnerId: null, linkId: null, dims: ['a', 'b\u0000c', ...rest], currency: '', at, counters: { clicks: 2 } });
+    set.add({ programId: 779, partnerId: null, linkId: null, dims: ['x\u0000USD', ...rest, ''], currency: '', at, counters: { clicks: 4 } });
+    set.add({ programId: 779, partnerId: null, linkId: null, dims: ['x', ...rest, ''], currency: 'USD', at, counters: { sales: 1 } });
+    const hourly = set.sorted().filter((r) => r.span === 1 && r.dim === STATS_DIMENSIONS[0]);
+    expect(hourly.map((r) => [r.value, r.currency, r.counters.clicks, r.counters.sales])).toEqual([
+      ['a', '', 2, 0],
+      ['a\u0000b', '', 1, 0],
+      ['x', 'USD', 0, 1],
+      ['x\u0000USD', '', 4, 0],
+    ]);
   });
 
   it('written part by part, each in its own transaction, a pass adds every increment once', async () => {

@@ -162,6 +162,36 @@ describe(`[${dbKind}] the outbox: order and exactly-once handling`, () => {
     expect(await s.db('outbox_cursors').where({ consumer: 'moved' }).first('last_id')).toEqual({ last_id: tail!.id });
   });
 
+  it('under load (a round read events at the busy rate) rounds wait the longer gap; a quiet runner passes at once; drain never waits', async () => {
+    const until = async (name: string, n: number) => {
+      for (let i = 0; i < 200 && (await handledBy(name)).length < n; i++) await new Promise((r) => setTimeout(r, 20));
+      return (await handledBy(name)).length;
+    };
+    const burst = async (n: number) => {
+      for (let i = 0; i < n; i++) await s.db.transaction((trx) => appendEvents(trx, [programUpdated(i)]));
+    };
+    const tail = await outboxTail(s.db);
+    for (const name of ['loaded', 'quiet']) await s.db('outbox_cursors').insert({ consumer: name, last_txid: tail!.txid, last_id: tail!.id, updated_at: Date.now() });
+    const loaded = new OutboxRunner({ db: s.db, now: Date.now, logger }, [recorder('loaded')], { busy: { eventsPerSecond: 1, gapMs: 60_000 } });
+    const quiet = new OutboxRunner({ db: s.db, now: Date.now, logger }, [recorder('quiet')], { busy: { eventsPerSecond: 1_000_000, gapMs: 60_000 } });
+    // The rate is judged over rounds of half a second or more: 10 events in about 0.6 s.
+    await burst(5);
+    for (const r of [loaded, quiet]) r.poke();
+    expect([await until('loaded', 5), await until('quiet', 5)]).toEqual([5, 5]);
+    await new Promise((r) => setTimeout(r, 600));
+    await burst(5);
+    for (const r of [loaded, quiet]) r.poke();
+    expect([await until('loaded', 10), await until('quiet', 10)]).toEqual([10, 10]);
+    await burst(1);
+    for (const r of [loaded, quiet]) r.poke();
+    expect(await until('quiet', 11)).toBe(11);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await handledBy('loaded')).length).toBe(10);
+    await loaded.drain();
+    expect((await handledBy('loaded')).length).toBe(11);
+    await Promise.all([loaded.stop(), quiet.stop()]);
+  });
+
   it('a consumer with nothing to do now (idle) has its cursor moved past every visible event, none handed to it', async () => {
     let idle = true;
     const consumer: OutboxConsumer = { ...recorder('idle'), idle: async () => idle };

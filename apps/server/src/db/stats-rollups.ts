@@ -89,7 +89,8 @@ export class RollupSet {
 
   add(event: RollupEvent): void {
     const hour = Math.floor(event.at / HOUR_MS);
-    const key = `${event.programId}\u0000${event.partnerId}\u0000${event.linkId}\u0000${event.currency}\u0000${hour}\u0000${event.dims === null ? '\u0001' : event.dims.join('\u0000')}`;
+    // The dimension values come from visitors' URLs and may hold any character: JSON keeps them apart.
+    const key = `${event.programId}\u0000${event.partnerId}\u0000${event.linkId}\u0000${event.currency}\u0000${hour}\u0000${JSON.stringify(event.dims)}`;
     let group = this.groups.get(key);
     if (!group) {
       group = { ...event, at: hour * HOUR_MS, counters: zero() };
@@ -114,7 +115,8 @@ export class RollupSet {
 }
 
 function bump(rows: Map<string, RollupRow>, group: RollupEvent & { counters: Record<RollupCounter, number> }, span: number, bucket: number, partnerId: number, linkId: number, dim: string, value: string): void {
-  const key = `${group.programId}\u0000${span}\u0000${bucket}\u0000${partnerId}\u0000${linkId}\u0000${dim}\u0000${value}\u0000${group.currency}`;
+  // The value last: it alone may hold any character, the fields before it never hold the separator.
+  const key = `${group.programId}\u0000${span}\u0000${bucket}\u0000${partnerId}\u0000${linkId}\u0000${dim}\u0000${group.currency}\u0000${value}`;
   let row = rows.get(key);
   if (!row) {
     row = { program_id: group.programId, span, bucket, partner_id: partnerId, link_id: linkId, dim, value, currency: group.currency, counters: zero() };

@@ -89,6 +89,12 @@ export interface OutboxRunnerOptions {
   batch?: number;
   /** The shortest time between the starts of two rounds of passes (MIN_GAP_MS). */
   minGapMs?: number;
+  /**
+   * Under load, longer rounds: once the rounds of the last half second or more have read events at
+   * `eventsPerSecond` or more, the next round starts at most `gapMs` after the last one. A quiet or
+   * moderately busy server keeps `minGapMs`.
+   */
+  busy?: { eventsPerSecond: number; gapMs: number };
 }
 
 /** Events read per pass and consumer: bounds a transaction's length. */
@@ -99,6 +105,9 @@ export const POLL_MS = 1000;
 const DRAIN_WAIT_MS = 10_000;
 /** The shortest time between the starts of two passes of one process. */
 const MIN_GAP_MS = 100;
+
+/** The shortest time over which a round's rate of events is judged (OutboxRunnerOptions.busy). */
+const BUSY_WINDOW_MS = 500;
 
 /** The advisory lock class of consumer passes (PostgreSQL): "RFTR". */
 const CONSUMER_LOCK_CLASS = 0x52465452;
@@ -176,6 +185,12 @@ export class OutboxRunner {
   private lastClicksPoke = 0;
   private readonly batch: number;
   private readonly minGapMs: number;
+  private readonly busy?: { eventsPerSecond: number; gapMs: number };
+  /** Events read by the round in progress, and whether the last round found the process under load. */
+  private roundRead = 0;
+  private underLoad = false;
+  private windowStart = Date.now();
+  private windowRead = 0;
 
   constructor(
     private readonly deps: OutboxRunnerDeps,
@@ -184,6 +199,7 @@ export class OutboxRunner {
   ) {
     this.batch = options.batch ?? BATCH;
     this.minGapMs = options.minGapMs ?? MIN_GAP_MS;
+    this.busy = options.busy;
   }
 
   /** Runs a pass now and then every `pollMs`; the timer never keeps the process alive. */
@@ -222,7 +238,7 @@ export class OutboxRunner {
       if (this.running) this.again = true;
       return;
     }
-    const wait = this.lastStart + this.minGapMs - Date.now();
+    const wait = this.lastStart + (this.underLoad && this.busy ? this.busy.gapMs : this.minGapMs) - Date.now();
     if (wait > 0) {
       this.delayed = setTimeout(() => {
         this.delayed = undefined;
@@ -275,6 +291,8 @@ export class OutboxRunner {
 
   /** One round of passes: every consumer until it has read what is visible now. */
   private async passAll(): Promise<void> {
+    const started = Date.now();
+    this.roundRead = 0;
     try {
       await this.prepare();
       // Round robin: a consumer with more to read gets its next batch after every other consumer's,
@@ -294,6 +312,19 @@ export class OutboxRunner {
     } catch (err) {
       // The database may be down: the next poke or poll tries again from the same cursor.
       this.deps.logger.warn({ err }, 'outbox pass failed; it is retried');
+    }
+    if (this.busy) {
+      // The rate over rounds of half a second at least, so that a burst of a few dozen events (a
+      // page of test clicks) is not load, and 100 ms rounds are judged together.
+      this.windowRead += this.roundRead;
+      // A round reads what was committed since the round before it started: the window's events
+      // were committed between its start and this round's.
+      const elapsed = started - this.windowStart;
+      if (elapsed >= BUSY_WINDOW_MS) {
+        this.underLoad = (this.windowRead * 1000) / elapsed >= this.busy.eventsPerSecond;
+        this.windowStart = started;
+        this.windowRead = 0;
+      }
     }
   }
 
@@ -325,6 +356,7 @@ export class OutboxRunner {
       const window = await readWindow(trx, consumer, this.batch);
       if (!window) return false;
       const { after, events, last, more } = window;
+      this.roundRead += events.length;
       const now = this.deps.now();
       if (events.length > 0) await consumer.handle(trx, events, now);
       handled = events.length > 0;
@@ -355,6 +387,7 @@ export class OutboxRunner {
     const window = await readWindow(db, consumer, this.batch);
     if (!window) return false;
     const { after, events, last, more, resume } = window;
+    this.roundRead += events.length;
     const now = this.deps.now();
     const { parts, digest } = events.length > 0 ? await prepare(db, events, now) : NOTHING;
     let done = resume?.done ?? 0;

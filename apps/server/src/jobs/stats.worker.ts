@@ -46,19 +46,21 @@ const log: RunnerLog = {
 };
 
 /**
- * SQLite: passes of up to STATS_BATCH events, at most one round every STATS_GAP_MS — on a quiet
- * server the first event after a pause is still counted at once. The rollup rows of a pass are its
- * events' keys summed, and a busy server's events share keys over seconds, not over the 100 ms of
- * the event loop's passes: with 2,000 programs taking leads in turn, a pass of 200 wrote 27 rows a
- * lead, a pass of two seconds' leads writes a fraction of that (docs/performance.md, "Longer stats
- * passes"). The pass is written a few thousand rows per transaction (outbox-runner.ts, chunked
- * passes), so the file's write lock is never held for long. PostgreSQL keeps the runner's
- * defaults: its pass is one transaction, and a long one would hold back every consumer's view of
- * the outbox (readEventsAfter).
+ * SQLite under load: rounds at most every STATS_GAP_MS, passes of up to STATS_BATCH events. The
+ * rollup rows of a pass are its events' keys summed, and a busy server's events share keys over
+ * seconds, not over the 100 ms of the runner's default rounds: with 2,000 programs taking leads in
+ * turn, a pass of 200 wrote 27 rows a lead, a pass of two seconds' leads a fifth of that
+ * (docs/performance.md, "Longer stats passes"). Under BUSY_EVENTS_PER_SECOND the thread keeps the
+ * default 100 ms, so a quiet or moderately busy server's stats trail by a tenth of a second. The
+ * pass is written a few thousand rows per transaction (outbox-runner.ts, chunked passes), so the
+ * file's write lock is never held for long. PostgreSQL keeps the runner's defaults: its pass is one
+ * transaction, and a long one would hold back every consumer's view of the outbox
+ * (readEventsAfter); at its rates a second holds too few events to share rows anyway.
  */
 const STATS_BATCH = 20_000;
 const STATS_GAP_MS = 2000;
-const runner = new OutboxRunner({ db, now: Date.now, logger: log }, STATS_CONSUMERS, data.database.client === 'sqlite' ? { batch: STATS_BATCH, minGapMs: STATS_GAP_MS } : {});
+const BUSY_EVENTS_PER_SECOND = 1000;
+const runner = new OutboxRunner({ db, now: Date.now, logger: log }, STATS_CONSUMERS, data.database.client === 'sqlite' ? { batch: STATS_BATCH, busy: { eventsPerSecond: BUSY_EVENTS_PER_SECOND, gapMs: STATS_GAP_MS } } : {});
 const settler = new RollupSettler(db, log);
 
 port.on('message', (message: ToStatsThread) => {
