@@ -159,11 +159,14 @@ export async function readEventsAfter(trx: Knex | Knex.Transaction, after: Outbo
   return { events, last, scanned: events.length };
 }
 
+/** Rows after `after`, in the order of positions. */
+function rowsAfter(trx: Knex | Knex.Transaction, after: OutboxPosition): Knex.QueryBuilder {
+  return isSqlite(trx) ? trx('outbox_events').where('id', '>', after.id) : trx('outbox_events').whereRaw('(txid, id) > (?, ?)', [after.txid, after.id]);
+}
+
 /** Rows after `after` that no event committed later can precede (readEventsAfter). */
 function visibleAfter(trx: Knex | Knex.Transaction, after: OutboxPosition): Knex.QueryBuilder {
-  return isSqlite(trx)
-    ? trx('outbox_events').where('id', '>', after.id)
-    : trx('outbox_events').whereRaw('(txid, id) > (?, ?)', [after.txid, after.id]).whereRaw('txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint');
+  return isSqlite(trx) ? rowsAfter(trx, after) : rowsAfter(trx, after).whereRaw('txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint');
 }
 
 /**
@@ -187,8 +190,8 @@ export async function visibleTail(trx: Knex | Knex.Transaction, after: OutboxPos
 export async function readEventsThrough(trx: Knex | Knex.Transaction, after: OutboxPosition, through: OutboxPosition, types?: readonly DomainEventType[]): Promise<StoredEvent[]> {
   const sqlite = isSqlite(trx);
   const query = sqlite
-    ? trx('outbox_events').where('id', '>', after.id).where('id', '<=', through.id).orderBy('id')
-    : trx('outbox_events').whereRaw('(txid, id) > (?, ?)', [after.txid, after.id]).whereRaw('(txid, id) <= (?, ?)', [through.txid, through.id]).orderBy([{ column: 'txid' }, { column: 'id' }]);
+    ? rowsAfter(trx, after).where('id', '<=', through.id).orderBy('id')
+    : rowsAfter(trx, after).whereRaw('(txid, id) <= (?, ?)', [through.txid, through.id]).orderBy([{ column: 'txid' }, { column: 'id' }]);
   if (types) query.whereIn('type', types as DomainEventType[]);
   return (await query.select(sqlite ? COLUMNS : [...COLUMNS, 'txid'])).map(toStored);
 }

@@ -77,6 +77,9 @@ export interface RollupEvent {
 
 const zero = (): Record<RollupCounter, number> => ({ clicks: 0, unique_clicks: 0, bot_clicks: 0, leads: 0, sales: 0, revenue_cents: 0, refunds: 0, refunded_cents: 0 });
 
+/** Events of one program, partner, link, currency, hour and dimension values, summed. */
+type Group = RollupEvent & { counters: Record<RollupCounter, number> };
+
 /** Increments summed per rollup key, in memory (one batch, one unit of work). */
 export class RollupSet {
   /**
@@ -85,7 +88,7 @@ export class RollupSet {
    * few hundred such groups, and making a row key string per event and row was a third of the
    * stats thread's time (docs/performance.md, "Longer stats passes").
    */
-  private readonly groups = new Map<string, RollupEvent & { counters: Record<RollupCounter, number> }>();
+  private readonly groups = new Map<string, Group>();
 
   add(event: RollupEvent): void {
     const hour = Math.floor(event.at / HOUR_MS);
@@ -114,7 +117,7 @@ export class RollupSet {
   }
 }
 
-function bump(rows: Map<string, RollupRow>, group: RollupEvent & { counters: Record<RollupCounter, number> }, span: number, bucket: number, partnerId: number, linkId: number, dim: string, value: string): void {
+function bump(rows: Map<string, RollupRow>, group: Group, span: number, bucket: number, partnerId: number, linkId: number, dim: string, value: string): void {
   // The value last: it alone may hold any character, the fields before it never hold the separator.
   const key = `${group.programId}\u0000${span}\u0000${bucket}\u0000${partnerId}\u0000${linkId}\u0000${dim}\u0000${group.currency}\u0000${value}`;
   let row = rows.get(key);
@@ -203,7 +206,14 @@ export function rollupWrites(db: Knex | Knex.Transaction, set: RollupSet): { par
     const part = rows.slice(i, i + size);
     parts.push((trx) => upsertRows(trx, part, RECENT));
   }
-  return { parts, digest: digestOf(rows) };
+  let digest: string | undefined;
+  // Computed when read: only a pass of two or more parts keeps it, or a resumed pass compares it.
+  return {
+    parts,
+    get digest() {
+      return (digest ??= digestOf(rows));
+    },
+  };
 }
 
 /** FNV-1a over every row's key and counters, with the row count: "n:hash" (at most 19 characters). */

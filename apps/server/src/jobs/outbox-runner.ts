@@ -389,11 +389,13 @@ export class OutboxRunner {
     const { after, events, last, more, resume } = window;
     this.roundRead += events.length;
     const now = this.deps.now();
-    const { parts, digest } = events.length > 0 ? await prepare(db, events, now) : NOTHING;
+    const prepared = events.length > 0 ? await prepare(db, events, now) : NOTHING;
+    const { parts } = prepared;
     let done = resume?.done ?? 0;
     // Only if what the rows are read from changed (a server of another version prepared them): the
     // parts not yet committed are written all the same, and the stats may be off until a rebuild.
-    if (resume && resume.digest !== digest) this.deps.logger.warn({ consumer: consumer.name, parts_done: done }, 'an interrupted outbox pass prepared other rows when it resumed; its remaining parts are written (run `reftrack-server stats rebuild` if the stats look off)');
+    // (`digest` is read only here and for a pass of two or more parts: it may be computed on demand.)
+    if (resume && resume.digest !== prepared.digest) this.deps.logger.warn({ consumer: consumer.name, parts_done: done }, 'an interrupted outbox pass prepared other rows when it resumed; its remaining parts are written (run `reftrack-server stats rebuild` if the stats look off)');
     for (;;) {
       const part = parts[done];
       const final = done >= parts.length - 1;
@@ -401,7 +403,7 @@ export class OutboxRunner {
       await db.transaction(async (trx) => {
         if (part) await part(trx);
         if (final) await moveCursor(trx, consumer, after, last, now, partsDone);
-        else await markPartDone(trx, consumer, after, last, partsDone, digest, now);
+        else await markPartDone(trx, consumer, after, last, partsDone, prepared.digest, now);
       });
       if (final) break;
       done++;
