@@ -270,10 +270,29 @@ export class OutboxRunner {
     const target = isSqlite(this.deps.db) ? null : await outboxTail(this.deps.db).catch(() => null);
     const deadline = Date.now() + waitMs;
     for (;;) {
-      await this.passAll();
+      await this.exclusiveRound();
       if (target === null || this.stopped || Date.now() >= deadline || (await this.reached(target).catch(() => true))) return;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+  }
+
+  /**
+   * A round of `drain`, never beside a poked one: two rounds reading the same cursor would both
+   * prepare, and the one that commits second fails with "cursor moved" and ends its round there —
+   * a drain's round would return before its later consumers had run (seen as a stats drain that
+   * counted nothing). Pokes meanwhile are kept for after it.
+   */
+  private async exclusiveRound(): Promise<void> {
+    while (this.running) await this.running;
+    const round: Promise<void> = this.passAll().finally(() => {
+      if (this.running === round) this.running = undefined;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        this.poke();
+      }
+    });
+    this.running = round;
+    await round;
   }
 
   /** Whether every consumer's cursor is at or past `target`. */
