@@ -6,9 +6,11 @@ import { createTestDatabase, dbKind, type TestDatabase } from './helpers/index.j
 
 let database: TestDatabase | undefined;
 let recentDatabase: TestDatabase | undefined;
+let hoursDatabase: TestDatabase | undefined;
 afterAll(async () => {
   await database?.drop();
   await recentDatabase?.drop();
+  await hoursDatabase?.drop();
 });
 
 describe(`[${dbKind}] migrations`, () => {
@@ -48,6 +50,48 @@ describe(`[${dbKind}] migrations`, () => {
       ]);
       await migrateLatest(db, schema);
       expect(await db.schema.hasTable('stats_rollups_recent')).toBe(true);
+    } finally {
+      await db.destroy();
+    }
+  });
+  it('20261127140000 (recent rows are hours): down adds each recent hour to recent rows of its day and month; up adds those to the settled rows', async () => {
+    hoursDatabase = await createTestDatabase();
+    const config = parseDatabaseUrl(hoursDatabase.url);
+    const db = createDb(config);
+    const schema = config.client === 'postgres' ? config.schema : undefined;
+    const key = { program_id: 1, dim: '', partner_id: 0, link_id: 0, value: '', currency: '' };
+    // 2026-02-28 22:00 and 23:00 UTC, and 2026-03-01 00:00: two days, two months.
+    const hour = Date.UTC(2026, 1, 28, 22) / 3_600_000;
+    const rows = async (table: string) =>
+      (await db(table).orderBy(['span', 'bucket']).select('span', 'bucket', 'clicks')).map((r: { span: number; bucket: number; clicks: number }) => [Number(r.span), Number(r.bucket), Number(r.clicks)]);
+    try {
+      await migrateLatest(db, schema);
+      await db('stats_rollups_recent').insert([0, 1, 2].map((i) => ({ ...key, span: 1, bucket: hour + i, clicks: i + 1 })));
+      await db.migrate.down({ ...migrationConfig(schema), name: '20261127140000_stats_recent_hours.js' });
+      const day = hour - (hour % 24);
+      const march = Date.UTC(2026, 2, 1) / 3_600_000;
+      const february = Date.UTC(2026, 1, 1) / 3_600_000;
+      expect(await rows('stats_rollups_recent')).toEqual([
+        [1, hour, 1],
+        [1, hour + 1, 2],
+        [1, hour + 2, 3],
+        [24, day, 3],
+        [24, march, 3],
+        [720, february, 3],
+        [720, march, 3],
+      ]);
+      await migrateLatest(db, schema);
+      expect(await rows('stats_rollups_recent')).toEqual([
+        [1, hour, 1],
+        [1, hour + 1, 2],
+        [1, hour + 2, 3],
+      ]);
+      expect(await rows('stats_rollups')).toEqual([
+        [24, day, 3],
+        [24, march, 3],
+        [720, february, 3],
+        [720, march, 3],
+      ]);
     } finally {
       await db.destroy();
     }

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { StatsDimension } from '@reftrack/contract';
-import { ROLLUP_COUNTERS, ROLLUP_ROWS, type RollupCounter } from './stats-rollups.js';
+import { ROLLUP_COUNTERS, rollupRows, type RollupCounter } from './stats-rollups.js';
 import { rangeParts, signedRangeParts } from './stats-buckets.js';
 
 /** Which rollup rows a query reads: the program's, a partner's or a link's, or one dimension's. */
@@ -21,9 +21,9 @@ export interface SumRow extends Sums {
   currency: string;
 }
 
-/** The rows of a level of the program: settled and recent alike (stats-rollups.ts, ROLLUP_ROWS). */
+/** The rows of a level of the program: settled and recent alike (stats-rollups.ts, rollupRows). */
 function whereLevel(db: Knex, programId: number, level: StatsLevel): Knex.QueryBuilder {
-  const q = db.from(db.raw(ROLLUP_ROWS)).where('program_id', programId);
+  const q = db.from(db.raw(rollupRows(db))).where('program_id', programId);
   if (level.kind === 'program') return q.where({ dim: '', partner_id: 0, link_id: 0, value: '' });
   if (level.kind === 'dimension') {
     q.where({ dim: level.name, partner_id: 0, link_id: 0 });

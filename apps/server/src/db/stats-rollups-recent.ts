@@ -1,25 +1,37 @@
 /**
- * Recent rollup rows become settled ones (docs/analytics.md, "Recent and settled rows"). The stats
- * consumers add to `stats_rollups_recent`, whose rows PostgreSQL updates in place (HOT: no counter
- * is in an index); once a row's hour, day or month has ended, it is added to `stats_rollups`,
- * whose primary key includes the counters for index-only reads, and deleted from the recent
- * table — in one transaction, so the stats API (which reads both) never counts it twice or not
- * at all. A late event for an ended bucket (a sale recorded with an earlier payment time) makes a
- * recent row again, moved at the next pass.
+ * Recent rollup hours become settled rows (docs/analytics.md, "Recent and settled rows"). The stats
+ * consumers add hourly rows to `stats_rollups_recent`, whose rows PostgreSQL updates in place (HOT:
+ * no counter is in an index); once an hour has ended, its row is added to its hour's, its UTC day's
+ * and its UTC month's rows in `stats_rollups`, whose primary key includes the counters for
+ * index-only reads, and deleted from the recent table — in one transaction, so the stats API (which
+ * reads both, a recent hour as its day and month as well) never counts it twice or not at all. A
+ * settled day or month row may so hold only the day's or month's hours that have ended. A late
+ * event for an ended hour (a sale recorded with an earlier payment time) makes a recent row again,
+ * moved at the next pass.
+ *
+ * Recent rows of a day or month (written by a server of the release before, which kept all three
+ * spans recent) are added to the settled row of their key as they are, whenever found.
  */
 import type { Knex } from 'knex';
-import { bucketOf, MONTH_SPAN } from './stats-buckets.js';
-import { HOUR_MS, KEY_ORDER, onConflict, RECENT, ROLLUP_COUNTERS, SETTLED, SPANS } from './stats-rollups.js';
+import { hoursAsDaysAndMonths, HOUR_MS, KEY_ORDER, onConflict, RECENT, ROLLUP_COUNTERS, SETTLED } from './stats-rollups.js';
 import { isSqlite } from './knex.js';
 import { runStatement } from './statement.js';
 
 const KEY = KEY_ORDER.join(', ');
 const ALL = [...KEY_ORDER, ...ROLLUP_COUNTERS].join(', ');
-const ENDED = `(span = 1 and bucket < ?) or (span = 24 and bucket < ?) or (span = ${MONTH_SPAN} and bucket < ?)`;
+/** The rows to move: ended hours, and any day or month row. */
+const ENDED = `(span = 1 and bucket < ?) or span <> 1`;
+/** The moved rows `from` as settled increments: each as it is, and each hour as its day and month, summed per key. */
+function spread(db: Knex | Knex.Transaction, from: string): string {
+  const hours = hoursAsDaysAndMonths(db, from);
+  const sums = ROLLUP_COUNTERS.map((c) => (isSqlite(db) ? `sum(${c})` : `cast(sum(${c}) as int8)`)).join(', ');
+  // `where true`: SQLite's grammar needs a WHERE before ON CONFLICT in an INSERT … SELECT.
+  return `select ${KEY}, ${sums} from (select ${ALL} from ${from} union all ${hours.join(' union all ')}) as spread where true group by ${KEY} order by ${KEY}`;
+}
 
 // SQLite: the transaction holds the file's write lock (no other writer meanwhile), so a copy and a
 // delete with the same condition see the same rows.
-const SQLITE_COPY = `insert into ${SETTLED} (${ALL}) select ${ALL} from ${RECENT} where ${ENDED} order by ${KEY} ${onConflict(SETTLED)}`;
+const sqliteCopy = (db: Knex | Knex.Transaction): string => `with moved as (select ${ALL} from ${RECENT} where ${ENDED}) insert into ${SETTLED} (${ALL}) ${spread(db, 'moved')} ${onConflict(SETTLED)}`;
 const SQLITE_DELETE = `delete from ${RECENT} where ${ENDED}`;
 
 // PostgreSQL: other processes' consumers add to recent rows meanwhile. The rows to move are locked
@@ -27,7 +39,7 @@ const SQLITE_DELETE = `delete from ${RECENT} where ${ENDED}`;
 // and deleted; the statement adds exactly the deleted rows. A consumer that adds to a row being
 // moved waits for this transaction, finds the row gone, and inserts a new recent row, which the
 // next pass moves.
-const PG_MOVE = `
+const pgMove = (db: Knex | Knex.Transaction): string => `
   with ended as (
     select ${KEY} from ${RECENT} where ${ENDED} order by ${KEY} for update
   ), moved as (
@@ -35,20 +47,19 @@ const PG_MOVE = `
     where ${KEY_ORDER.map((c) => `r.${c} = e.${c}`).join(' and ')}
     returning r.*
   )
-  insert into ${SETTLED} (${ALL}) select ${ALL} from moved order by ${KEY}
+  insert into ${SETTLED} (${ALL}) ${spread(db, 'moved')}
   ${onConflict(SETTLED)}`;
 
 /**
- * Moves the recent rows whose bucket has ended at `now` into the settled rows, in one transaction
- * of its own. Returns how many rows moved.
+ * Moves the recent hours that have ended at `now` into the settled rows of their hour, day and
+ * month, in one transaction of its own. Returns how many recent rows moved.
  */
 export async function settleEndedRollups(db: Knex, now: number): Promise<number> {
-  // The hour, day and month still open at `now`: rows of buckets below them are settled.
+  // The hour still open at `now`: rows of hours below it are settled.
   const hour = Math.floor(now / HOUR_MS);
-  const bounds = SPANS.map((span) => bucketOf(span, hour));
   return db.transaction(async (trx) => {
-    if (!isSqlite(trx)) return (await runStatement(trx, PG_MOVE, bounds)).changes;
-    await runStatement(trx, SQLITE_COPY, bounds);
-    return (await runStatement(trx, SQLITE_DELETE, bounds)).changes;
+    if (!isSqlite(trx)) return (await runStatement(trx, pgMove(trx), [hour])).changes;
+    await runStatement(trx, sqliteCopy(trx), [hour]);
+    return (await runStatement(trx, SQLITE_DELETE, [hour])).changes;
   });
 }

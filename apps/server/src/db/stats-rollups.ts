@@ -14,10 +14,10 @@
  * (jobs/stats-clicks.ts, jobs/stats-conversions.ts) and `stats rebuild` — so no two writers lock
  * rollup rows in opposite orders.
  *
- * The consumers add to `stats_rollups_recent`, the rows whose hour, day or month may still grow;
- * the stats thread moves ended buckets into `stats_rollups` (stats-rollups-recent.ts), and the
- * stats API reads both (ROLLUP_ROWS). `stats rebuild` writes its settled history straight into
- * `stats_rollups`.
+ * The consumers add hourly rows only to `stats_rollups_recent`, the hours that may still grow; the
+ * stats thread adds each ended hour to its hour's, day's and month's rows in `stats_rollups`
+ * (stats-rollups-recent.ts), and the stats API reads both, counting a recent hour in its day and
+ * month as well (rollupRows). `stats rebuild` writes its history straight into `stats_rollups`.
  */
 import type { Knex } from 'knex';
 import { STATS_DIMENSIONS } from '@reftrack/contract';
@@ -43,13 +43,50 @@ export type RollupTable = 'stats_rollups' | 'stats_rollups_recent';
 export const SETTLED: RollupTable = 'stats_rollups';
 export const RECENT: RollupTable = 'stats_rollups_recent';
 
+const COUNTER_COLUMNS = ROLLUP_COUNTERS.join(', ');
 const ALL_COLUMNS = [...KEY_ORDER, ...ROLLUP_COUNTERS].join(', ');
+
 /**
- * Every rollup row, for the reads (stats-read.ts): a key's settled row and its recent row (a bucket
- * being moved, or a late event's) are both summed by every query. Both databases push a query's
- * conditions into each arm of the UNION ALL, so each table is read through its own key.
+ * The first hour of the UTC month holding the hour `column`, in SQL (bucketOf(MONTH_SPAN, hour) in
+ * stats-buckets.ts). PostgreSQL: a bucket is an int4, and its seconds since the epoch overflow one
+ * in 2038.
  */
-export const ROLLUP_ROWS = `(select ${ALL_COLUMNS} from ${SETTLED} union all select ${ALL_COLUMNS} from ${RECENT}) as stats_rollups`;
+export const monthOfHourSql = (db: Knex | Knex.Transaction, column: string): string =>
+  isSqlite(db)
+    ? `cast(strftime('%s', ${column} * 3600, 'unixepoch', 'start of month') as integer) / 3600`
+    : `cast(extract(epoch from date_trunc('month', to_timestamp(${column}::int8 * 3600) at time zone 'UTC')) / 3600 as int4)`;
+
+/**
+ * The recent hourly rows of `table` as the rows of their UTC day and month: the columns of
+ * ALL_COLUMNS, the span cast to the column's type so that PostgreSQL pushes a query's conditions
+ * into each arm of a UNION ALL holding these.
+ */
+export function hoursAsDaysAndMonths(db: Knex | Knex.Transaction, table: string): string[] {
+  const span = (n: number) => (isSqlite(db) ? `${n}` : `cast(${n} as int2)`);
+  const rest = `dim, partner_id, link_id, value`;
+  return [
+    `select program_id, ${span(24)} as span, ${rest}, bucket - bucket % 24 as bucket, currency, ${COUNTER_COLUMNS} from ${table} where span = 1`,
+    `select program_id, ${span(MONTH_SPAN)} as span, ${rest}, ${monthOfHourSql(db, 'bucket')} as bucket, currency, ${COUNTER_COLUMNS} from ${table} where span = 1`,
+  ];
+}
+
+const rollupRowsSql = new Map<string, string>();
+/**
+ * Every rollup row, for the reads (stats-read.ts): the settled rows, the recent ones, and the recent
+ * hours again as their day's and month's rows — a recent hour is in no settled day or month row
+ * yet. Every query sums a key's rows. Both databases push a query's conditions into each arm of the
+ * UNION ALL, so each table is read through its own key (the recent one by program and span 1).
+ */
+export function rollupRows(db: Knex | Knex.Transaction): string {
+  const dialect = isSqlite(db) ? 'sqlite' : 'postgres';
+  let sql = rollupRowsSql.get(dialect);
+  if (sql === undefined) {
+    const arms = [`select ${ALL_COLUMNS} from ${SETTLED}`, `select ${ALL_COLUMNS} from ${RECENT}`, ...hoursAsDaysAndMonths(db, RECENT)];
+    sql = `(${arms.join(' union all ')}) as stats_rollups`;
+    rollupRowsSql.set(dialect, sql);
+  }
+  return sql;
+}
 
 export interface RollupRow {
   program_id: number;
@@ -84,7 +121,7 @@ type Group = RollupEvent & { counters: Record<RollupCounter, number> };
 export class RollupSet {
   /**
    * Events summed per what decides their rows (program, partner, link, currency, hour, dimension
-   * values) before they are spread over their ~27 rows: a stats pass's thousands of events share a
+   * values) before they are spread over their rows (~9 recent, ~27 settled): a stats pass's thousands of events share a
    * few hundred such groups, and making a row key string per event and row was a third of the
    * stats thread's time (docs/performance.md, "Longer stats passes").
    */
@@ -102,11 +139,14 @@ export class RollupSet {
     for (const name in event.counters) group.counters[name as RollupCounter] += event.counters[name as RollupCounter] ?? 0;
   }
 
-  /** The rows in key order: each group's increments added to the row of every span and level it counts at. */
-  sorted(): RollupRow[] {
+  /**
+   * The rows in key order: each group's increments added to the row of every level it counts at, in
+   * each of `spans` (the recent table takes hours only, the settled one every span).
+   */
+  sorted(spans: readonly number[] = SPANS): RollupRow[] {
     const rows = new Map<string, RollupRow>();
     for (const group of this.groups.values()) {
-      for (const span of SPANS) {
+      for (const span of spans) {
         const bucket = bucketOf(span, Math.floor(group.at / HOUR_MS));
         if (group.partnerId !== null && group.linkId !== null) bump(rows, group, span, bucket, group.partnerId, group.linkId, '', '');
         bump(rows, group, span, bucket, 0, 0, '', '');
@@ -178,12 +218,21 @@ const pgUpsert = (table: RollupTable): string => `insert into ${table} (${COLUMN
 const PG_UPSERT: Record<RollupTable, string> = { stats_rollups: pgUpsert(SETTLED), stats_rollups_recent: pgUpsert(RECENT) };
 
 /**
+ * The spans a table's rows are written in: the recent table holds hours only — a recent hour is
+ * read as its day's and month's rows too (rollupRows) and added to them when it ends
+ * (stats-rollups-recent.ts) — so a stats pass writes a third of the rows it would for all three
+ * (docs/performance.md, "Recent rows are hours").
+ */
+const RECENT_SPANS = [1] as const;
+export const spansOf = (table: RollupTable): readonly number[] => (table === RECENT ? RECENT_SPANS : SPANS);
+
+/**
  * Adds the set's increments to `table` (the recent rows unless told) in the caller's transaction,
  * in key order (the lock order every writer keeps): statements of up to UPSERT_ROWS rows on SQLite,
  * one in all on PostgreSQL.
  */
 export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet, table: RollupTable = RECENT): Promise<void> {
-  await upsertRows(trx, set.sorted(), table);
+  await upsertRows(trx, set.sorted(spansOf(table)), table);
 }
 
 /**
@@ -193,13 +242,13 @@ export async function upsertRollups(trx: Knex | Knex.Transaction, set: RollupSet
 const PART_ROWS = 2048;
 
 /**
- * A stats consumer's pass as parts (jobs/outbox-runner.ts, PreparedWrites): the set's rows in key
- * order, PART_ROWS a part on SQLite, and one part on PostgreSQL (its pass is one transaction, and
+ * A stats consumer's pass as parts (jobs/outbox-runner.ts, PreparedWrites): the set's hourly rows in
+ * key order, PART_ROWS a part on SQLite, and one part on PostgreSQL (its pass is one transaction, and
  * one statement takes any number of rows); with a digest of every row, which a resumed pass
  * compares.
  */
 export function rollupWrites(db: Knex | Knex.Transaction, set: RollupSet): { parts: Array<(trx: Knex.Transaction) => Promise<void>>; digest: string } {
-  const rows = set.sorted();
+  const rows = set.sorted(spansOf(RECENT));
   const size = isSqlite(db) ? PART_ROWS : Math.max(rows.length, 1);
   const parts: Array<(trx: Knex.Transaction) => Promise<void>> = [];
   for (let i = 0; i < rows.length; i += size) {

@@ -1,6 +1,6 @@
 /**
- * The stats thread's other job (stats.worker.ts): once a minute, the recent rollup rows whose hour,
- * day or month has ended move into the settled rows (db/stats-rollups-recent.ts). Every process's
+ * The stats thread's other job (stats.worker.ts): once a minute, the recent rollup hours that have
+ * ended are added to the settled rows of their hour, day and month (db/stats-rollups-recent.ts). Every process's
  * thread does it; on PostgreSQL two at once move each row once (the rows are locked and deleted by
  * whichever comes first). A failed move changes nothing and is tried again a minute later: the
  * stats API reads both tables, so a row that stays recent for longer is still counted once.
@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import { settleEndedRollups } from '../db/stats-rollups-recent.js';
 import type { RunnerLog } from './outbox-runner.js';
 
-/** How often the recent rows are looked at: a bucket's rows stay recent at most this long after it ends. */
+/** How often the recent rows are looked at: an hour's rows stay recent at most this long after it ends. */
 const SETTLE_EVERY_MS = 60_000;
 
 export class RollupSettler {

@@ -5,7 +5,8 @@
  * transaction that writes the rollups, so a thread that dies mid-pass rolls both back and the next
  * thread handles the same events again.
  *
- * It also moves ended buckets' rollup rows from the recent table to the settled one, once a minute
+ * It also adds the ended hours' rollup rows of the recent table to the settled rows of their hour,
+ * day and month, once a minute
  * (stats-settler.ts).
  *
  * Messages from the event loop: `poke` (events committed), `clicks` (a click batch committed),
@@ -49,8 +50,9 @@ const log: RunnerLog = {
  * SQLite under load: rounds at most every STATS_GAP_MS, passes of up to STATS_BATCH events. The
  * rollup rows of a pass are its events' keys summed, and a busy server's events share keys over
  * seconds, not over the 100 ms of the runner's default rounds: with 2,000 programs taking leads in
- * turn, a pass of 200 wrote 27 rows a lead, a pass of two seconds' leads a fifth of that
- * (docs/performance.md, "Longer stats passes"). Under BUSY_EVENTS_PER_SECOND the thread keeps the
+ * turn, a pass of 200 wrote 27 rows a lead, a pass of two seconds' leads a fifth of that — and a
+ * third of that again since the recent rows are hours only (docs/performance.md, "Longer stats
+ * passes", "Recent rows are hours"). Under BUSY_EVENTS_PER_SECOND the thread keeps the
  * default 100 ms, so a quiet or moderately busy server's stats trail by a tenth of a second. The
  * pass is written a few thousand rows per transaction (outbox-runner.ts, chunked passes), so the
  * file's write lock is never held for long. PostgreSQL keeps the runner's defaults: its pass is one
