@@ -563,7 +563,7 @@ describe(`[${dbKind}] rollup writes at scale`, () => {
     for (const part of parts) await s.db.transaction((trx) => part(trx));
     const byLevel = await s.db(RECENT).where({ program_id: 778, link_id: 0 }).groupBy('span', 'dim').select('span', 'dim').sum({ leads: 'leads' }).orderBy(['span', 'dim']);
     // The program's hourly row and each dimension's count the 6,000 leads once; so do the link rows together.
-    expect(byLevel.map((r) => [Number(r.span), Number(r.leads)])).toEqual(Array(8).fill([1, 6000]));
+    expect(byLevel.map((r: { span?: unknown; leads?: unknown }) => [Number(r.span), Number(r.leads)])).toEqual(Array(8).fill([1, 6000]));
     const [links] = await s.db(RECENT).where({ program_id: 778 }).where('link_id', '>', 0).count({ n: '*' }).sum({ leads: 'leads' });
     expect([Number(links.n), Number(links.leads)]).toEqual([3000, 6000]);
     await s.db(RECENT).where({ program_id: 778 }).del();

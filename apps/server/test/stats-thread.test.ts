@@ -20,7 +20,7 @@ const customer = () => `stats-thread-${dbKind}-${Date.now()}-${n++}`;
 
 /** Leads counted in program 1's hourly rollup rows (every lead of these tests is one of its). */
 async function leadsCounted(): Promise<number> {
-  const row = await s.db.from(s.db.raw(rollupRows(s.db))).where({ program_id: 1, span: 1, dim: '', partner_id: 0, link_id: 0, value: '', currency: '' }).sum({ leads: 'leads' }).first();
+  const row = await s.db.from(s.db.raw(rollupRows(s.db, 1))).where({ program_id: 1, span: 1, dim: '', partner_id: 0, link_id: 0, value: '', currency: '' }).sum({ leads: 'leads' }).first();
   return Number(row?.leads ?? 0);
 }
 

@@ -21,9 +21,9 @@ export interface SumRow extends Sums {
   currency: string;
 }
 
-/** The rows of a level of the program: settled and recent alike (stats-rollups.ts, rollupRows). */
-function whereLevel(db: Knex, programId: number, level: StatsLevel): Knex.QueryBuilder {
-  const q = db.from(db.raw(rollupRows(db))).where('program_id', programId);
+/** The rows of a level of the program in one span: settled and recent alike (stats-rollups.ts, rollupRows). */
+function whereLevel(db: Knex, programId: number, level: StatsLevel, span: number): Knex.QueryBuilder {
+  const q = db.from(db.raw(rollupRows(db, span))).where('program_id', programId).where('span', span);
   if (level.kind === 'program') return q.where({ dim: '', partner_id: 0, link_id: 0, value: '' });
   if (level.kind === 'dimension') {
     q.where({ dim: level.name, partner_id: 0, link_id: 0 });
@@ -69,13 +69,13 @@ export async function readSeries(db: Knex, programId: number, level: StatsLevel,
   const selects = segments.flatMap(({ from, to, shift }) => {
     if (shift === 0) {
       return rangeParts(from, to, months).map(([span, lo, hi]) =>
-        whereLevel(db, programId, level).where('span', span).where('bucket', '>=', lo).where('bucket', '<', hi).groupBy('currency', 'bucket').select('bucket as k', 'currency', db.raw('0 as fix'), ...sums(db)),
+        whereLevel(db, programId, level, span).where('bucket', '>=', lo).where('bucket', '<', hi).groupBy('currency', 'bucket').select('bucket as k', 'currency', db.raw('0 as fix'), ...sums(db)),
       );
     }
     // Integers computed here, never input: written into the statement so the select and the
     // group by name the same expression.
     const hourly = (lo: number, hi: number, key: string, fix = 0, early?: number) => {
-      const q = whereLevel(db, programId, level).where('span', 1).where('bucket', '>=', lo).where('bucket', '<', hi);
+      const q = whereLevel(db, programId, level, 1).where('bucket', '>=', lo).where('bucket', '<', hi);
       if (early !== undefined) q.whereRaw(`bucket % 24 < ${early}`);
       return q.groupBy('currency', db.raw(key)).select(db.raw(`${key} as k`), 'currency', db.raw(`${fix} as fix`), ...sums(db));
     };
@@ -93,7 +93,7 @@ export async function readSeries(db: Knex, programId: number, level: StatsLevel,
     return [
       ...(first > from ? [hourly(from, first, byDay)] : []),
       ...(to > end ? [hourly(end, to, byDay)] : []),
-      whereLevel(db, programId, level).where('span', 24).where('bucket', '>=', first - r).where('bucket', '<', end - r).groupBy('currency', 'bucket').select(db.raw(`bucket + ${r} as k`), 'currency', db.raw('0 as fix'), ...sums(db)),
+      whereLevel(db, programId, level, 24).where('bucket', '>=', first - r).where('bucket', '<', end - r).groupBy('currency', 'bucket').select(db.raw(`bucket + ${r} as k`), 'currency', db.raw('0 as fix'), ...sums(db)),
       // Each UTC day's first r hours, summed per UTC day, read once: taken off the local day
       // starting that day and added to the one before (below) — one pass over the hours, not two.
       hourly(first - r, end - r + 24, 'bucket - bucket % 24', fixes.length, r),
@@ -135,8 +135,7 @@ export type GroupColumn = 'partner_id' | 'link_id' | 'value';
  */
 export async function readBreakdown(db: Knex, programId: number, level: StatsLevel, column: GroupColumn, fromHour: number, toHour: number): Promise<SumRow[]> {
   const selects = signedRangeParts(fromHour, toHour).map(([span, from, to, sign]) =>
-    whereLevel(db, programId, level)
-      .where('span', span)
+    whereLevel(db, programId, level, span)
       .where('bucket', '>=', from)
       .where('bucket', '<', to)
       .select(`${column} as k`, 'currency', ...ROLLUP_COUNTERS.map((c) => (sign === 1 ? c : db.raw(`-${c} as ${c}`)))),

@@ -13,8 +13,9 @@
  * spans recent) are added to the settled row of their key as they are, whenever found.
  */
 import type { Knex } from 'knex';
-import { hoursAsDaysAndMonths, HOUR_MS, KEY_ORDER, onConflict, RECENT, ROLLUP_COUNTERS, SETTLED } from './stats-rollups.js';
+import { hoursAs, HOUR_MS, KEY_ORDER, onConflict, RECENT, ROLLUP_COUNTERS, SETTLED } from './stats-rollups.js';
 import { isSqlite } from './knex.js';
+import { MONTH_SPAN } from './stats-buckets.js';
 import { runStatement } from './statement.js';
 
 const KEY = KEY_ORDER.join(', ');
@@ -23,7 +24,7 @@ const ALL = [...KEY_ORDER, ...ROLLUP_COUNTERS].join(', ');
 const ENDED = `(span = 1 and bucket < ?) or span <> 1`;
 /** The moved rows `from` as settled increments: each as it is, and each hour as its day and month, summed per key. */
 function spread(db: Knex | Knex.Transaction, from: string): string {
-  const hours = hoursAsDaysAndMonths(db, from);
+  const hours = [hoursAs(db, from, 24), hoursAs(db, from, MONTH_SPAN)];
   const sums = ROLLUP_COUNTERS.map((c) => (isSqlite(db) ? `sum(${c})` : `cast(sum(${c}) as int8)`)).join(', ');
   // `where true`: SQLite's grammar needs a WHERE before ON CONFLICT in an INSERT … SELECT.
   return `select ${KEY}, ${sums} from (select ${ALL} from ${from} union all ${hours.join(' union all ')}) as spread where true group by ${KEY} order by ${KEY}`;

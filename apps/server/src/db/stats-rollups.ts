@@ -57,33 +57,31 @@ export const monthOfHourSql = (db: Knex | Knex.Transaction, column: string): str
     : `cast(extract(epoch from date_trunc('month', to_timestamp(${column}::int8 * 3600) at time zone 'UTC')) / 3600 as int4)`;
 
 /**
- * The recent hourly rows of `table` as the rows of their UTC day and month: the columns of
- * ALL_COLUMNS, the span cast to the column's type so that PostgreSQL pushes a query's conditions
- * into each arm of a UNION ALL holding these.
+ * The hourly rows of `table` as rows of their UTC day (span 24) or month (MONTH_SPAN): a select of
+ * the columns of ALL_COLUMNS, the span cast to the column's type so that PostgreSQL pushes a
+ * query's conditions into each arm of a UNION ALL holding it.
  */
-export function hoursAsDaysAndMonths(db: Knex | Knex.Transaction, table: string): string[] {
-  const span = (n: number) => (isSqlite(db) ? `${n}` : `cast(${n} as int2)`);
-  const rest = `dim, partner_id, link_id, value`;
-  return [
-    `select program_id, ${span(24)} as span, ${rest}, bucket - bucket % 24 as bucket, currency, ${COUNTER_COLUMNS} from ${table} where span = 1`,
-    `select program_id, ${span(MONTH_SPAN)} as span, ${rest}, ${monthOfHourSql(db, 'bucket')} as bucket, currency, ${COUNTER_COLUMNS} from ${table} where span = 1`,
-  ];
+export function hoursAs(db: Knex | Knex.Transaction, table: string, span: 24 | typeof MONTH_SPAN): string {
+  const bucket = span === 24 ? 'bucket - bucket % 24' : monthOfHourSql(db, 'bucket');
+  return `select program_id, ${isSqlite(db) ? span : `cast(${span} as int2)`} as span, dim, partner_id, link_id, value, ${bucket} as bucket, currency, ${COUNTER_COLUMNS} from ${table} where span = 1`;
 }
 
 const rollupRowsSql = new Map<string, string>();
 /**
- * Every rollup row, for the reads (stats-read.ts): the settled rows, the recent ones, and the recent
- * hours again as their day's and month's rows — a recent hour is in no settled day or month row
- * yet. Every query sums a key's rows. Both databases push a query's conditions into each arm of the
- * UNION ALL, so each table is read through its own key (the recent one by program and span 1).
+ * The rollup rows of one span, for the reads (stats-read.ts): the settled rows, the recent ones,
+ * and for a day or a month the recent hours again as its rows — a recent hour is in no settled
+ * day or month row yet. Every query sums a key's rows. Both databases push a query's conditions
+ * into each arm of the UNION ALL, so each table is read through its own key (the recent one's
+ * hours by program and span 1).
  */
-export function rollupRows(db: Knex | Knex.Transaction): string {
-  const dialect = isSqlite(db) ? 'sqlite' : 'postgres';
-  let sql = rollupRowsSql.get(dialect);
+export function rollupRows(db: Knex | Knex.Transaction, span: number): string {
+  const name = `${isSqlite(db) ? 'sqlite' : 'postgres'}:${span}`;
+  let sql = rollupRowsSql.get(name);
   if (sql === undefined) {
-    const arms = [`select ${ALL_COLUMNS} from ${SETTLED}`, `select ${ALL_COLUMNS} from ${RECENT}`, ...hoursAsDaysAndMonths(db, RECENT)];
+    const arms = [`select ${ALL_COLUMNS} from ${SETTLED}`, `select ${ALL_COLUMNS} from ${RECENT}`];
+    if (span === 24 || span === MONTH_SPAN) arms.push(hoursAs(db, RECENT, span));
     sql = `(${arms.join(' union all ')}) as stats_rollups`;
-    rollupRowsSql.set(dialect, sql);
+    rollupRowsSql.set(name, sql);
   }
   return sql;
 }
