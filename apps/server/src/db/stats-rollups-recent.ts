@@ -53,14 +53,17 @@ const pgMove = (db: Knex | Knex.Transaction): string => `
 
 /**
  * Moves the recent hours that have ended at `now` into the settled rows of their hour, day and
- * month, in one transaction of its own. Returns how many recent rows moved.
+ * month, in one transaction of its own.
  */
-export async function settleEndedRollups(db: Knex, now: number): Promise<number> {
+export async function settleEndedRollups(db: Knex, now: number): Promise<void> {
   // The hour still open at `now`: rows of hours below it are settled.
   const hour = Math.floor(now / HOUR_MS);
-  return db.transaction(async (trx) => {
-    if (!isSqlite(trx)) return (await runStatement(trx, pgMove(trx), [hour])).changes;
+  await db.transaction(async (trx) => {
+    if (!isSqlite(trx)) {
+      await runStatement(trx, pgMove(trx), [hour]);
+      return;
+    }
     await runStatement(trx, sqliteCopy(trx), [hour]);
-    return (await runStatement(trx, SQLITE_DELETE, [hour])).changes;
+    await runStatement(trx, SQLITE_DELETE, [hour]);
   });
 }

@@ -119,9 +119,9 @@ type Group = RollupEvent & { counters: Record<RollupCounter, number> };
 export class RollupSet {
   /**
    * Events summed per what decides their rows (program, partner, link, currency, hour, dimension
-   * values) before they are spread over their rows (~9 recent, ~27 settled): a stats pass's thousands of events share a
-   * few hundred such groups, and making a row key string per event and row was a third of the
-   * stats thread's time (docs/performance.md, "Longer stats passes").
+   * values) before they are spread over their rows (9 recent ones, 27 settled ones): a stats pass's
+   * thousands of events share a few hundred such groups, and making a row key string per event and
+   * row was a third of the stats thread's time (docs/performance.md, "Longer stats passes").
    */
   private readonly groups = new Map<string, Group>();
 

@@ -6,8 +6,7 @@
  * thread handles the same events again.
  *
  * It also adds the ended hours' rollup rows of the recent table to the settled rows of their hour,
- * day and month, once a minute
- * (stats-settler.ts).
+ * day and month, once a minute (stats-settler.ts).
  *
  * Messages from the event loop: `poke` (events committed), `clicks` (a click batch committed),
  * `drain` (handle everything committed so far, then answer), `stop`. To it: `log` lines (the
