@@ -20,20 +20,21 @@ import { runStatement } from './statement.js';
 
 const KEY = KEY_ORDER.join(', ');
 const ALL = [...KEY_ORDER, ...ROLLUP_COUNTERS].join(', ');
-/** The rows to move: ended hours, and any day or month row. */
-const ENDED = `(span = 1 and bucket < ?) or span <> 1`;
+/** The rows to move: ended hours, and any day or month row (a release before's). */
+const TO_MOVE = `(span = 1 and bucket < ?) or span <> 1`;
 /** The moved rows `from` as settled increments: each as it is, and each hour as its day and month, summed per key. */
 function spread(db: Knex | Knex.Transaction, from: string): string {
   const hours = [hoursAs(db, from, 24), hoursAs(db, from, MONTH_SPAN)];
-  const sums = ROLLUP_COUNTERS.map((c) => (isSqlite(db) ? `sum(${c})` : `cast(sum(${c}) as int8)`)).join(', ');
+  // PostgreSQL sums int8 as numeric; SQLite reads the cast as its integer type.
+  const sums = ROLLUP_COUNTERS.map((c) => `cast(sum(${c}) as int8)`).join(', ');
   // `where true`: SQLite's grammar needs a WHERE before ON CONFLICT in an INSERT … SELECT.
   return `select ${KEY}, ${sums} from (select ${ALL} from ${from} union all ${hours.join(' union all ')}) as spread where true group by ${KEY} order by ${KEY}`;
 }
 
 // SQLite: the transaction holds the file's write lock (no other writer meanwhile), so a copy and a
 // delete with the same condition see the same rows.
-const sqliteCopy = (db: Knex | Knex.Transaction): string => `with moved as (select ${ALL} from ${RECENT} where ${ENDED}) insert into ${SETTLED} (${ALL}) ${spread(db, 'moved')} ${onConflict(SETTLED)}`;
-const SQLITE_DELETE = `delete from ${RECENT} where ${ENDED}`;
+const sqliteCopy = (db: Knex | Knex.Transaction): string => `with moved as (select ${ALL} from ${RECENT} where ${TO_MOVE}) insert into ${SETTLED} (${ALL}) ${spread(db, 'moved')} ${onConflict(SETTLED)}`;
+const SQLITE_DELETE = `delete from ${RECENT} where ${TO_MOVE}`;
 
 // PostgreSQL: other processes' consumers add to recent rows meanwhile. The rows to move are locked
 // first, in key order — the order every consumer locks rollup rows in, so the two never deadlock —
@@ -42,7 +43,7 @@ const SQLITE_DELETE = `delete from ${RECENT} where ${ENDED}`;
 // next pass moves.
 const pgMove = (db: Knex | Knex.Transaction): string => `
   with ended as (
-    select ${KEY} from ${RECENT} where ${ENDED} order by ${KEY} for update
+    select ${KEY} from ${RECENT} where ${TO_MOVE} order by ${KEY} for update
   ), moved as (
     delete from ${RECENT} r using ended e
     where ${KEY_ORDER.map((c) => `r.${c} = e.${c}`).join(' and ')}

@@ -58,12 +58,12 @@ export const monthOfHourSql = (db: Knex | Knex.Transaction, column: string): str
 
 /**
  * The hourly rows of `table` as rows of their UTC day (span 24) or month (MONTH_SPAN): a select of
- * the columns of ALL_COLUMNS, the span cast to the column's type so that PostgreSQL pushes a
- * query's conditions into each arm of a UNION ALL holding it.
+ * the columns of ALL_COLUMNS, the span cast to the column's type (int2) so that PostgreSQL pushes a
+ * query's conditions into each arm of a UNION ALL holding it (SQLite reads the cast as its integer).
  */
 export function hoursAs(db: Knex | Knex.Transaction, table: string, span: 24 | typeof MONTH_SPAN): string {
   const bucket = span === 24 ? 'bucket - bucket % 24' : monthOfHourSql(db, 'bucket');
-  return `select program_id, ${isSqlite(db) ? span : `cast(${span} as int2)`} as span, dim, partner_id, link_id, value, ${bucket} as bucket, currency, ${COUNTER_COLUMNS} from ${table} where span = 1`;
+  return `select program_id, cast(${span} as int2) as span, dim, partner_id, link_id, value, ${bucket} as bucket, currency, ${COUNTER_COLUMNS} from ${table} where span = 1`;
 }
 
 const rollupRowsSql = new Map<string, string>();
