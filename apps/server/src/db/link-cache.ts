@@ -5,6 +5,7 @@
  */
 import type { Db } from './knex.js';
 import { bool } from './knex.js';
+import { firstRow } from './statement.js';
 
 export interface ResolvedLink {
   id: number;
@@ -18,6 +19,23 @@ export interface ResolvedLink {
 
 const TTL_MS = 1000;
 
+// A fixed text (db/statement.ts), prepared once per connection: with many links in use the cache
+// misses often, and PostgreSQL spent four times as long planning knex's version of this join as
+// running it (docs/performance.md, "Plans made once").
+const LINK_BY_SHORT_LINK = `select l.id, l.active, l.partner_id, l.program_id, pa.code as partner_code, pr.id as program_row, pr.attribution_window_days
+  from referral_links l left join partners pa on pa.id = l.partner_id left join programs pr on pr.id = l.program_id
+  where l.short_link = ? limit 1`;
+
+interface LinkRow {
+  id: number;
+  active: unknown;
+  partner_id: number | null;
+  program_id: number | null;
+  partner_code: string | null;
+  program_row: number | null;
+  attribution_window_days: number | null;
+}
+
 export class LinkCache {
   private entries = new Map<string, { at: number; value: ResolvedLink | null }>();
   constructor(private readonly db: Db) {}
@@ -26,11 +44,7 @@ export class LinkCache {
     const now = Date.now();
     const hit = this.entries.get(shortLink);
     if (hit && now - hit.at < TTL_MS) return hit.value;
-    const row = await this.db('referral_links as l')
-      .leftJoin('partners as pa', 'pa.id', 'l.partner_id')
-      .leftJoin('programs as pr', 'pr.id', 'l.program_id')
-      .where('l.short_link', shortLink)
-      .first('l.id', 'l.active', 'l.partner_id', 'l.program_id', 'pa.code as partner_code', 'pr.id as program_row', 'pr.attribution_window_days');
+    const row = await firstRow<LinkRow>(this.db, LINK_BY_SHORT_LINK, [shortLink]);
     const value: ResolvedLink | null = row
       ? {
           id: row.id,

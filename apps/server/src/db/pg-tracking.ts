@@ -85,17 +85,24 @@ export async function readForLead(conn: PgUnit, ids: { clickId?: string; custome
   return { customer: row.id == null ? undefined : toRecord(row, false), leadId: row.next_lead_id == null ? null : Number(row.next_lead_id) };
 }
 
-/** The outbox columns of a unit's events, one array each, for `unnest`. */
+/** The outbox columns of a unit's events, one array each, for `unnest`; every event names its workspace. */
 function eventArrays(rows: EventRow[]): unknown[] {
+  if (rows.some((r) => r[3] === null)) throw new Error('an event written by a tracking statement must name its workspace');
   return Array.from({ length: 8 }, (_, column) => rows.map((r) => r[column]));
 }
 
 // Every write hangs on the guarded customer update (`u`): when a concurrent lead moved the
 // customer on first, nothing is written. Locks are taken in the order of the transactional path
 // (customer, then the partner's counters).
+//
+// The events' workspace is given (the read found the customer's program, so eventArrays insists on
+// it) rather than looked up per row: a subquery per row of `unnest` made PostgreSQL's generic plan
+// of the write (it assumes 10 rows of an array parameter) cost more than a plan made for the
+// values, so it planned the statement anew on every execution — half of the write's time in
+// PostgreSQL (docs/performance.md, "Plans made once").
 const OUTBOX_INSERT = (guard: string) => `
   insert into outbox_events (event_id, type, version, workspace_id, program_id, payload, actor, occurred_at)
-  select e.event_id, e.type, e.version, coalesce(e.workspace_id, (select workspace_id from programs where id = e.program_id)), e.program_id, e.payload, e.actor, e.occurred_at
+  select e.event_id, e.type, e.version, e.workspace_id, e.program_id, e.payload, e.actor, e.occurred_at
   from unnest($EV1::text[], $EV2::text[], $EV3::smallint[], $EV4::int[], $EV5::int[], $EV6::text[], $EV7::text[], $EV8::bigint[])
     as e(event_id, type, version, workspace_id, program_id, payload, actor, occurred_at)
   where exists (select from ${guard})`;

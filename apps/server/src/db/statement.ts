@@ -11,6 +11,7 @@
  * handling without values in messages) — only the builder and the runner are skipped. Texts use
  * `?` placeholders and identifiers that need no quoting on either engine.
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { isSqlite } from './knex.js';
 
@@ -26,16 +27,35 @@ export interface StatementOutcome {
 interface ClientQuery {
   acquireConnection(): Promise<unknown>;
   releaseConnection(connection: unknown): Promise<unknown>;
-  query(connection: unknown, obj: { sql: string; bindings: readonly unknown[]; method: 'raw' }): Promise<{ response?: unknown }>;
+  query(connection: unknown, obj: { sql: string; bindings: readonly unknown[]; method: 'raw'; options?: { name: string } }): Promise<{ response?: unknown }>;
+}
+
+// On PostgreSQL a text is sent as a named prepared statement, so each connection parses and plans
+// it once: unnamed, the program-key lookup that every lead and sale makes spent twice as long being
+// planned as being run (docs/performance.md, "Plans made once"). The name is the text's digest, the
+// same on every connection. The texts are constants (and a few per-row-count variants), so the
+// names are few; past MAX_NAMED a new text goes unnamed rather than grow every connection's cache.
+const MAX_NAMED = 256;
+const pgNames = new Map<string, string>();
+
+function preparedName(sql: string): { name: string } | undefined {
+  let name = pgNames.get(sql);
+  if (name === undefined) {
+    if (pgNames.size >= MAX_NAMED) return undefined;
+    name = `reftrack_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    pgNames.set(sql, name);
+  }
+  return { name };
 }
 
 /** Runs `sql` with `bindings` on `db` (a transaction: its connection; else one of the pool's). */
 export async function runStatement(db: Knex | Knex.Transaction, sql: string, bindings: readonly unknown[]): Promise<StatementOutcome> {
   const client = db.client as unknown as ClientQuery;
+  const options = isSqlite(db) ? undefined : preparedName(sql);
   const connection = await client.acquireConnection();
   let response: unknown;
   try {
-    ({ response } = await client.query(connection, { sql, bindings, method: 'raw' }));
+    ({ response } = await client.query(connection, { sql, bindings, method: 'raw', options }));
   } finally {
     await client.releaseConnection(connection);
   }
