@@ -2,7 +2,10 @@
  * Issue 25: on PostgreSQL the statements every lead and sale sends are prepared once per
  * connection, and after PostgreSQL's five trial plans the lead's and the sale's writes run on one
  * generic plan instead of being planned again on every call (docs/performance.md, "Plans made
- * once"). So are the program-key and link lookups. Read from pg_prepared_statements on the server's only connection: a count, not a timing.
+ * once"). The program-key and link lookups are prepared too, as every fixed text of
+ * db/statement.ts is (the outbox consumers' cursor statements among them, on the jobs' own pool,
+ * not read here). Read from pg_prepared_statements on the server's only connection: a count, not
+ * a timing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbKind, startTestServer, type TestServer } from './helpers/index.js';
@@ -53,7 +56,11 @@ describe.skipIf(dbKind !== 'postgres')('[postgres] statements of the lead and sa
       expect(Number(row!.custom_plans), name).toBe(5);
       expect(Number(row!.generic_plans), name).toBe(RUNS - 5);
     }
-    for (const [what, text] of [['program-key lookup', /from program_keys where key_hash/], ['click\'s link lookup', /from referral_links l left join partners/]] as const) {
+    const fixedTexts = [
+      ['program-key lookup', /from program_keys where key_hash/],
+      ['link lookup of the click', /from referral_links l left join partners/],
+    ] as const;
+    for (const [what, text] of fixedTexts) {
       const row = rows.find((r) => text.test(r.statement));
       expect(row, `${what} prepared`).toBeDefined();
       expect(row!.name).toMatch(/^reftrack_[0-9a-f]{24}$/);

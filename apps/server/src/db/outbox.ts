@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { DomainEvent, DomainEventType, EventActor } from '@reftrack/contract';
 import { DOMAIN_EVENT_VERSIONS } from '@reftrack/contract';
 import { isSqlite } from './knex.js';
+import { firstRow } from './statement.js';
 import { newEventId } from '../domain/ids.js';
 
 /** An event to append: the payload and whose it is. */
@@ -164,10 +165,17 @@ function rowsAfter(trx: Knex | Knex.Transaction, after: OutboxPosition): Knex.Qu
   return isSqlite(trx) ? trx('outbox_events').where('id', '>', after.id) : trx('outbox_events').whereRaw('(txid, id) > (?, ?)', [after.txid, after.id]);
 }
 
+/** PostgreSQL: rows of transactions older than every running one (readEventsAfter). */
+const PG_VISIBLE = 'txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint';
+
 /** Rows after `after` that no event committed later can precede (readEventsAfter). */
 function visibleAfter(trx: Knex | Knex.Transaction, after: OutboxPosition): Knex.QueryBuilder {
-  return isSqlite(trx) ? rowsAfter(trx, after) : rowsAfter(trx, after).whereRaw('txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint');
+  return isSqlite(trx) ? rowsAfter(trx, after) : rowsAfter(trx, after).whereRaw(PG_VISIBLE);
 }
+
+// visibleAfter's rows, newest first, as fixed texts (db/statement.ts): every consumer pass reads the tail.
+const SQLITE_TAIL = 'select id from outbox_events where id > ? order by id desc limit 1';
+const PG_TAIL = `select id, txid from outbox_events where (txid, id) > (?, ?) and ${PG_VISIBLE} order by txid desc, id desc limit 1`;
 
 /**
  * The position of the last event visible after `after` (readEventsAfter's rule), or null: where a
@@ -175,9 +183,7 @@ function visibleAfter(trx: Knex | Knex.Transaction, after: OutboxPosition): Knex
  */
 export async function visibleTail(trx: Knex | Knex.Transaction, after: OutboxPosition): Promise<OutboxPosition | null> {
   const sqlite = isSqlite(trx);
-  const tail = await visibleAfter(trx, after)
-    .orderBy(sqlite ? [{ column: 'id', order: 'desc' }] : [{ column: 'txid', order: 'desc' }, { column: 'id', order: 'desc' }])
-    .first(sqlite ? ['id'] : ['id', 'txid']);
+  const tail = await firstRow<{ id: unknown; txid?: unknown }>(trx, sqlite ? SQLITE_TAIL : PG_TAIL, sqlite ? [after.id] : [after.txid, after.id]);
   return tail ? { txid: Number(tail.txid ?? 0), id: Number(tail.id) } : null;
 }
 

@@ -20,6 +20,7 @@ import type { DomainEventType } from '@reftrack/contract';
 import { isSqlite } from '../db/knex.js';
 import { outboxTail, readEventsAfter, readEventsThrough, visibleTail, type OutboxPosition, type StoredEvent } from '../db/outbox.js';
 import { yieldWriteLock } from '../db/sqlite-write-lock.js';
+import { changedRows, firstRow } from '../db/statement.js';
 
 export interface OutboxConsumer {
   /** The cursor's key; never renamed once events were handled under it. */
@@ -122,9 +123,27 @@ interface Window {
   resume?: { done: number; digest: string };
 }
 
+// Every pass of every consumer reads and moves its cursor: fixed texts (db/statement.ts), which
+// PostgreSQL plans once per connection rather than once per pass (docs/performance.md, "Plans made
+// once").
+const CURSOR = 'select last_txid, last_id, pass_last_txid, pass_last_id, pass_parts_done, pass_digest from outbox_cursors where consumer = ? limit 1';
+const CURSOR_FROM = 'where consumer = ? and last_txid = ? and last_id = ? and pass_parts_done = ?';
+const CURSOR_MOVE = `update outbox_cursors set last_txid = ?, last_id = ?, updated_at = ?, pass_last_txid = null, pass_last_id = null, pass_parts_done = 0, pass_digest = null ${CURSOR_FROM}`;
+const CURSOR_PART_DONE = `update outbox_cursors set pass_last_txid = ?, pass_last_id = ?, pass_parts_done = ?, pass_digest = ?, updated_at = ? ${CURSOR_FROM}`;
+const CONSUMER_LOCK = 'select pg_try_advisory_xact_lock(?, hashtext(current_schema() || ?)) as held';
+
+interface CursorRow {
+  last_txid: unknown;
+  last_id: unknown;
+  pass_last_txid: unknown;
+  pass_last_id: unknown;
+  pass_parts_done: unknown;
+  pass_digest: unknown;
+}
+
 /** The consumer's cursor and its next events (or the events of its open pass); null when there is no cursor or nothing new. */
 async function readWindow(q: Knex | Knex.Transaction, consumer: OutboxConsumer, batch: number): Promise<Window | null> {
-  const cursor = await q('outbox_cursors').where({ consumer: consumer.name }).first('last_txid', 'last_id', 'pass_last_txid', 'pass_last_id', 'pass_parts_done', 'pass_digest');
+  const cursor = await firstRow<CursorRow>(q, CURSOR, [consumer.name]);
   if (!cursor) return null;
   const after: OutboxPosition = { txid: Number(cursor.last_txid), id: Number(cursor.last_id) };
   if (cursor.pass_last_id != null) {
@@ -146,17 +165,13 @@ async function readWindow(q: Knex | Knex.Transaction, consumer: OutboxConsumer, 
  * pass) rolls the pass back. Closes an open chunked pass.
  */
 async function moveCursor(trx: Knex.Transaction, consumer: OutboxConsumer, after: OutboxPosition, last: OutboxPosition, now: number, partsDone = 0): Promise<void> {
-  const moved = await trx('outbox_cursors')
-    .where({ consumer: consumer.name, last_txid: after.txid, last_id: after.id, pass_parts_done: partsDone })
-    .update({ last_txid: last.txid, last_id: last.id, updated_at: now, pass_last_txid: null, pass_last_id: null, pass_parts_done: 0, pass_digest: null });
+  const moved = await changedRows(trx, CURSOR_MOVE, [last.txid, last.id, now, consumer.name, after.txid, after.id, partsDone]);
   if (moved !== 1) throw new Error(`outbox consumer ${consumer.name}: its cursor moved during the pass`);
 }
 
 /** A chunked pass's part committed (not its last): the cursor row keeps the pass's end, its progress and its digest. */
 async function markPartDone(trx: Knex.Transaction, consumer: OutboxConsumer, after: OutboxPosition, last: OutboxPosition, partsDone: number, digest: string, now: number): Promise<void> {
-  const moved = await trx('outbox_cursors')
-    .where({ consumer: consumer.name, last_txid: after.txid, last_id: after.id, pass_parts_done: partsDone })
-    .update({ pass_last_txid: last.txid, pass_last_id: last.id, pass_parts_done: partsDone + 1, pass_digest: digest, updated_at: now });
+  const moved = await changedRows(trx, CURSOR_PART_DONE, [last.txid, last.id, partsDone + 1, digest, now, consumer.name, after.txid, after.id, partsDone]);
   if (moved !== 1) throw new Error(`outbox consumer ${consumer.name}: its cursor moved during the pass`);
 }
 
@@ -170,8 +185,8 @@ async function markPartDone(trx: Knex.Transaction, consumer: OutboxConsumer, aft
  * schema too: servers of other schemas in one database do not share passes.
  */
 async function holdsConsumerLock(trx: Knex.Transaction, consumer: string): Promise<boolean> {
-  const result = (await trx.raw('select pg_try_advisory_xact_lock(?, hashtext(current_schema() || ?)) as held', [CONSUMER_LOCK_CLASS, `:${consumer}`])) as { rows: Array<{ held: boolean }> };
-  return result.rows[0]?.held === true;
+  const row = await firstRow<{ held: boolean }>(trx, CONSUMER_LOCK, [CONSUMER_LOCK_CLASS, `:${consumer}`]);
+  return row?.held === true;
 }
 
 export class OutboxRunner {
