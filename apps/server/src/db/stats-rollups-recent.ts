@@ -60,11 +60,11 @@ export async function settleEndedRollups(db: Knex, now: number): Promise<void> {
   // The hour still open at `now`: rows of hours below it are settled.
   const hour = Math.floor(now / HOUR_MS);
   await db.transaction(async (trx) => {
-    if (!isSqlite(trx)) {
+    if (isSqlite(trx)) {
+      await runStatement(trx, sqliteCopy(trx), [hour]);
+      await runStatement(trx, SQLITE_DELETE, [hour]);
+    } else {
       await runStatement(trx, pgMove(trx), [hour]);
-      return;
     }
-    await runStatement(trx, sqliteCopy(trx), [hour]);
-    await runStatement(trx, SQLITE_DELETE, [hour]);
   });
 }

@@ -1,9 +1,10 @@
 /**
  * The stats thread's other job (stats.worker.ts): once a minute, the recent rollup hours that have
  * ended are added to the settled rows of their hour, day and month (db/stats-rollups-recent.ts).
- * Every process's thread does it; on PostgreSQL two at once move each row once (the rows are locked and deleted by
- * whichever comes first). A failed move changes nothing and is tried again a minute later: the
- * stats API reads both tables, so a row that stays recent for longer is still counted once.
+ * Every process's thread does it; on PostgreSQL two at once move each row once (the rows are
+ * locked and deleted by whichever comes first). A failed move changes nothing and is tried again
+ * a minute later: the stats API reads both tables, so a row that stays recent for longer is still
+ * counted once.
  */
 import type { Knex } from 'knex';
 import { settleEndedRollups } from '../db/stats-rollups-recent.js';
