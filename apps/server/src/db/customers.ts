@@ -28,13 +28,21 @@ export interface CustomerRecord {
  * customer.
  */
 const CUSTOMER_SELECT = `select c.id, c.click_id, c.program_id, c.partner_id, c.customer_key, c.status, c.click_at, c.lead_at, c.converted_at, c.is_test, p.lead_auth, p.workspace_id,
-  (select le.id from lead_events le where le.customer_id = c.id and le.provisional = ? and le.is_test = c.is_test order by le.id limit 1) as provisional_lead_id
+  (select le.id from lead_events le where le.customer_id = c.id and le.provisional = ? and le.is_test = c.is_test order by le.id + 0 limit 1) as provisional_lead_id
   from customers c join programs p on p.id = c.program_id`;
 const BY_CLICK_ID = `${CUSTOMER_SELECT} where c.click_id = ? limit 1`;
+// Ordered by `c.id + 0`, not `c.id`: on PostgreSQL these are prepared statements, and a generic
+// plan (made without the key) could walk the primary key in id order testing every customer's
+// key — all of them when none matches: 60 ms a lead once 570,000 clicks had made customers and the
+// table had no statistics yet (docs/performance.md, "Lookups by customer key"). No index gives
+// `id + 0`'s order, so the plan finds the few customers with the key through its index and sorts
+// them. test/statement-plans.test.ts plans them generically on such a table. The provisional lead
+// of CUSTOMER_SELECT is ordered the same way, so that a customer's few leads are found through
+// lead_events' customer index rather than by walking every lead.
 /** The oldest customer with the key in the program. */
-const BY_KEY_IN_PROGRAM = `${CUSTOMER_SELECT} where c.customer_key = ? and c.program_id = ? and c.is_test = ? order by c.id asc limit 1`;
+const BY_KEY_IN_PROGRAM = `${CUSTOMER_SELECT} where c.customer_key = ? and c.program_id = ? and c.is_test = ? order by c.id + 0 asc limit 1`;
 /** The newest customer with the key anywhere. */
-const BY_KEY = `${CUSTOMER_SELECT} where c.customer_key = ? and c.is_test = ? order by c.id desc limit 1`;
+const BY_KEY = `${CUSTOMER_SELECT} where c.customer_key = ? and c.is_test = ? order by c.id + 0 desc limit 1`;
 
 /** Real flows see only real customers; synthetic chains (`test`) see only their test-flagged ones. */
 export function toRecord(row: Record<string, unknown> | undefined, test: boolean): CustomerRecord | undefined {

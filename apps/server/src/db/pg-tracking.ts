@@ -47,17 +47,19 @@ async function run(conn: PgUnit, name: string, text: string, values: unknown[]):
  * The customer as findCustomer (db/customers.ts) finds it for a real (not test) flow: by click id,
  * else by customer key in the given program (oldest), else anywhere (newest); its program's
  * lead_auth and workspace; its provisional lead. $1 click id, $2 customer key, $3 program id.
+ * The key arms order by `c.id + 0`, which no index provides, for the reason given at BY_KEY in
+ * db/customers.ts: a generic plan must reach the few customers with the key through its index.
  */
 const CUSTOMER = `
   select c.id, c.click_id, c.program_id, c.partner_id, c.customer_key, c.status, c.click_at, c.lead_at, c.converted_at, c.is_test, c.email,
     p.lead_auth, p.workspace_id,
-    (select le.id from lead_events le where le.customer_id = c.id and le.provisional = true and le.is_test = c.is_test order by le.id limit 1) as provisional_lead_id
+    (select le.id from lead_events le where le.customer_id = c.id and le.provisional = true and le.is_test = c.is_test order by le.id + 0 limit 1) as provisional_lead_id
   from (
     (select c.*, 1 as rank from customers c where c.click_id = $1::text and not c.is_test)
     union all
-    (select c.*, 2 from customers c where c.customer_key = $2::text and c.program_id = $3::int and not c.is_test order by c.id asc limit 1)
+    (select c.*, 2 from customers c where c.customer_key = $2::text and c.program_id = $3::int and not c.is_test order by c.id + 0 asc limit 1)
     union all
-    (select c.*, 3 from customers c where c.customer_key = $2::text and not c.is_test order by c.id desc limit 1)
+    (select c.*, 3 from customers c where c.customer_key = $2::text and not c.is_test order by c.id + 0 desc limit 1)
     order by rank limit 1
   ) c join programs p on p.id = c.program_id`;
 
