@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seed, spawnServer, type ServerProcess } from './helpers/cluster.js';
 import { freshDatabase, query, type Database } from './helpers/databases.js';
 import { programsFixture } from './helpers/fixture.js';
-import { rawRequest, requestHead } from './helpers/raw-http.js';
+import { rawRequest, requestHead, type RawResponse } from './helpers/raw-http.js';
 
 const CASES = 10_000;
 const SEED = 20261122;
@@ -157,10 +157,11 @@ describe.each(['sqlite', 'postgres'] as const)(`[%s] hostile input on every publ
     return { method, path: finalPath, headers, payload: method === 'GET' ? Buffer.alloc(0) : payload };
   }
 
-  /** What a failing case sent, short enough for a test report. */
-  function describeCase(c: Case): string {
+  /** A case that got no answer or a 5xx, with what it sent, short enough for a test report. */
+  function unanswered(c: Case, index: number, res: RawResponse): string {
     const heads = Object.entries(c.headers).map(([k, v]) => `${k}: ${v.length > 40 ? `${v.slice(0, 20)}… (${v.length})` : v}`);
-    return `${heads.join('; ')}; body ${c.payload.length} bytes: ${c.payload.subarray(0, 60).toString('latin1')}`;
+    const sent = `${heads.join('; ')}; body ${c.payload.length} bytes: ${c.payload.subarray(0, 60).toString('latin1')}`;
+    return `${c.method} ${c.path} → ${res.status} ${res.body.slice(0, 200)}${res.error ? ` [${res.error}]` : ''} (case ${index}: ${sent})`;
   }
 
   const COUNTED = ['accounts', 'workspaces', 'memberships', 'programs', 'program_keys', 'partners', 'partner_programs', 'referral_links', 'customers', 'click_events', 'lead_events', 'sale_events', 'commissions', 'platform_fees', 'refunds', 'dashboard_sessions', 'agent_keys', 'cli_tokens', 'chain_counters', 'processor_connections', 'processor_events'];
@@ -206,7 +207,7 @@ describe.each(['sqlite', 'postgres'] as const)(`[%s] hostile input on every publ
         try {
           res = await send();
           if (res.status === 0) {
-            dropped.push(`${c.method} ${c.path}${res.error ? ` [${res.error}]` : ''} (case ${index}: ${describeCase(c)})`);
+            dropped.push(unanswered(c, index, res));
             res = await send();
           }
         } catch (err) {
@@ -214,7 +215,7 @@ describe.each(['sqlite', 'postgres'] as const)(`[%s] hostile input on every publ
           continue;
         }
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        if (res.status === 0 || res.status >= 500) failures.push(`${c.method} ${c.path} → ${res.status} ${res.body.slice(0, 200)}${res.error ? ` [${res.error}]` : ''} (case ${index}: ${describeCase(c)})`);
+        if (res.status === 0 || res.status >= 500) failures.push(unanswered(c, index, res));
         else if (res.status >= 400 && !envelopeOk(res.status, res.body)) failures.push(`${c.method} ${c.path} → ${res.status} not in an envelope: ${res.body.slice(0, 200)}`);
         else if (/\n\s+at |node_modules|\.ts:\d+/.test(res.body)) failures.push(`${c.method} ${c.path} → stack trace`);
       }
