@@ -120,21 +120,38 @@ describe(`[${dbKind}] expired rows are deleted (pruneExpired)`, () => {
 });
 
 describe(`[${dbKind}] outbox events are kept a week after every consumer passed them`, () => {
+  const event = (n: number, at: number): NewEvent => ({ type: 'program.updated', programId: 1, data: { program_id: 1, changed: [`prune${n}`] }, occurredAt: at });
+  const stored = async (eventId: string) => (await s.db('outbox_events').where({ event_id: eventId }).first('id')) !== undefined;
+
   it('older than 7 days and passed by the slowest cursor: deleted; newer, or not yet handled: kept', async () => {
-    const old = s.clock.now() - OUTBOX_RETENTION_MS - MIN;
-    const event = (n: number, at: number): NewEvent => ({ type: 'program.updated', programId: 1, data: { program_id: 1, changed: [`prune${n}`] }, occurredAt: at });
     await s.running.deps.outbox.drain();
-    const [handledOld] = await appendEvents(s.db, [event(1, old)]);
-    const [handledNew] = await appendEvents(s.db, [event(2, s.clock.now())]);
+    const [handledOld] = await appendEvents(s.db, [event(1, s.clock.now())]);
+    const [handledNew] = await appendEvents(s.db, [event(2, s.clock.now() + DAY)]);
     await s.running.deps.outbox.drain();
+    const aWeekLater = OUTBOX_RETENTION_MS + MIN;
     // A consumer that has not got this far: an old event it has not handled stays.
     await s.db('outbox_cursors').insert({ consumer: 'prune-laggard', last_txid: 0, last_id: 0, updated_at: 0 });
-    expect((await prune(0)).outbox_events).toBe(0);
+    expect((await prune(aWeekLater)).outbox_events).toBe(0);
     await s.db('outbox_cursors').where({ consumer: 'prune-laggard' }).delete();
-    const report = await prune(0);
+    const report = await prune(aWeekLater);
     expect(report.outbox_events).toBeGreaterThanOrEqual(1);
-    expect(await s.db('outbox_events').where({ event_id: handledOld }).first('id')).toBeUndefined();
-    expect(await s.db('outbox_events').where({ event_id: handledNew }).first('id')).toBeDefined();
+    expect(await stored(handledOld)).toBe(false);
+    expect(await stored(handledNew)).toBe(true);
+  });
+
+  it('oldest first: a pass ends at the first event still within the week, whatever follows it', async () => {
+    await s.running.deps.outbox.drain();
+    const t0 = s.clock.now() + 2 * DAY;
+    const [first] = await appendEvents(s.db, [event(3, t0)]);
+    const [young] = await appendEvents(s.db, [event(4, t0 + DAY)]);
+    // Written after `young` with an older time (events are written with the time of their write,
+    // so this is a clock's difference, not a rule): it waits for `young`.
+    const [behind] = await appendEvents(s.db, [event(5, t0)]);
+    await s.running.deps.outbox.drain();
+    await prune(2 * DAY + OUTBOX_RETENTION_MS + MIN);
+    expect([await stored(first), await stored(young), await stored(behind)]).toEqual([false, true, true]);
+    await prune(3 * DAY + OUTBOX_RETENTION_MS + MIN);
+    expect([await stored(young), await stored(behind)]).toEqual([false, false]);
   });
 });
 

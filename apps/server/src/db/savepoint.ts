@@ -8,9 +8,22 @@
  * `trx.transaction()`, for a savepoint.
  */
 import type { Knex } from 'knex';
+import { isSqlite } from './knex.js';
 import { bufferedEventCount, dropBufferedEvents } from './outbox.js';
+import { runStatement } from './statement.js';
 
 const depths = new WeakMap<Knex.Transaction, number>();
+
+/**
+ * SQLite runs every lead and sale in a savepoint of the group transaction (db/atomic.ts): its
+ * savepoint statements go as fixed texts (db/statement.ts), without `raw()`'s building per call —
+ * 3 against 8.5 µs a savepoint and its release here. PostgreSQL keeps `raw()`: its savepoints are
+ * in the Stripe intake's and the synthetic chains' units only, and those texts would each take a
+ * prepared statement's name.
+ */
+function savepointStatement(trx: Knex.Transaction, sql: string): Promise<unknown> {
+  return isSqlite(trx) ? runStatement(trx, sql, []) : trx.raw(sql);
+}
 
 /**
  * Runs `work` in a savepoint of `trx`: a rejection rolls back only what `work` wrote, and is
@@ -22,18 +35,18 @@ export async function inSavepoint<T>(trx: Knex.Transaction, work: (trx: Knex.Tra
   depths.set(trx, depth);
   const name = `reftrack_sp${depth}`;
   try {
-    await trx.raw(`savepoint ${name}`);
+    await savepointStatement(trx, `savepoint ${name}`);
     const events = bufferedEventCount(trx);
     let value: T;
     try {
       value = await work(trx);
     } catch (err) {
       dropBufferedEvents(trx, events);
-      await trx.raw(`rollback to savepoint ${name}`);
-      await trx.raw(`release savepoint ${name}`);
+      await savepointStatement(trx, `rollback to savepoint ${name}`);
+      await savepointStatement(trx, `release savepoint ${name}`);
       throw err;
     }
-    await trx.raw(`release savepoint ${name}`);
+    await savepointStatement(trx, `release savepoint ${name}`);
     return value;
   } finally {
     depths.set(trx, depth - 1);

@@ -310,13 +310,17 @@ const metricsNotUpdated = (deps: SaleDeps, partnerId: number, programId: number)
   deps.logger.warn({ partnerId, programId }, 'partner metrics not updated: the revenue total would pass the exact integer range');
 
 /**
- * Rule 5: metrics are best effort — in a savepoint of their own, so a failure is logged and never
- * fails the sale. The running revenue total never passes 2^53 − 1 (docs/security.md, "Amounts"):
- * past it a JavaScript number could not hold it exactly, so it stops there and the refusal is logged.
+ * Rule 5: metrics are best effort — a failure is logged and never fails the sale. On PostgreSQL the
+ * update runs in a savepoint of its own, since a failed statement aborts the transaction there; on
+ * SQLite a failed statement takes back only its own changes and the transaction goes on, so the
+ * savepoint's two statements per sale are not sent. The running revenue total never passes
+ * 2^53 − 1 (docs/security.md, "Amounts"): past it a JavaScript number could not hold it exactly,
+ * so it stops there and the refusal is logged.
  */
 async function updatePartnerMetrics(trx: Knex.Transaction, deps: SaleDeps, partnerId: number, programId: number, amount: number): Promise<void> {
+  const count = (q: Knex.Transaction) => changedRows(q, COUNT_SALE, [amount, partnerId, programId, Number.MAX_SAFE_INTEGER - amount]);
   try {
-    const updated = await inSavepoint(trx, (sp) => changedRows(sp, COUNT_SALE, [amount, partnerId, programId, Number.MAX_SAFE_INTEGER - amount]));
+    const updated = isSqlite(trx) ? await count(trx) : await inSavepoint(trx, count);
     if (updated === 0) metricsNotUpdated(deps, partnerId, programId);
   } catch (err) {
     deps.logger.warn({ err }, 'partner metrics update failed');
