@@ -24,10 +24,11 @@ export const PRUNE_INTERVAL_MS = 10 * 60_000;
 export const OUTBOX_RETENTION_MS = 7 * 86_400_000;
 const BATCH = 1000;
 /**
- * SQLite deletes in the event loop, with the file's write lock held: outbox rows carry their
- * payloads, and a batch of 250 is about 3 ms of the loop here, where 1,000 took 11–16 ms.
+ * Outbox events and webhook deliveries carry their payloads, and SQLite deletes them in the event
+ * loop: a batch of 250 outbox rows is about 3 ms of the loop here, where 1,000 took 11–16 ms.
  */
-const SQLITE_OUTBOX_BATCH = 250;
+const SQLITE_PAYLOAD_BATCH = 250;
+const payloadBatch = (db: Knex): number => (isSqlite(db) ? SQLITE_PAYLOAD_BATCH : BATCH);
 /** Finished webhook deliveries (succeeded, or failed for good) and their attempts are kept this long: the delivery log's reach. */
 export const WEBHOOK_DELIVERY_RETENTION_MS = 30 * 86_400_000;
 
@@ -76,7 +77,7 @@ async function pruneOutbox(db: Knex, now: number): Promise<number> {
   const passed = (q: Knex.QueryBuilder): Knex.QueryBuilder =>
     !slowest ? q : isSqlite(db) ? q.where('id', '<=', slowest.last_id) : q.whereRaw('(txid, id) <= (?, ?)', [slowest.last_txid, slowest.last_id]);
   const cutoff = now - OUTBOX_RETENTION_MS;
-  const batch = isSqlite(db) ? SQLITE_OUTBOX_BATCH : BATCH;
+  const batch = payloadBatch(db);
   let total = 0;
   for (;;) {
     const rows = await passed(db('outbox_events').select('id', 'occurred_at')).orderBy('id').limit(batch);
@@ -92,17 +93,38 @@ async function pruneOutbox(db: Knex, now: number): Promise<number> {
   }
 }
 
-/** Webhook deliveries past their last retry, older than the retention, with their attempts; pending ones are never touched. */
+/**
+ * Webhook deliveries past their last retry, older than the retention, with their attempts; pending
+ * ones are never touched. Oldest first, as the outbox: a delivery's time is the time it was
+ * written, so a pass walks the ids from the oldest and ends at the first delivery still within the
+ * retention. Finding them by `status` and `created_at` instead read every finished delivery the
+ * table held (one per event and endpoint, kept 30 days) at every pass.
+ */
 async function pruneWebhookDeliveries(db: Knex, now: number): Promise<number> {
+  const cutoff = now - WEBHOOK_DELIVERY_RETENTION_MS;
+  const batch = payloadBatch(db);
   let total = 0;
+  let after = 0;
   for (;;) {
-    const ids = (await db('webhook_deliveries').whereIn('status', ['succeeded', 'failed']).where('created_at', '<=', now - WEBHOOK_DELIVERY_RETENTION_MS).orderBy('id').limit(BATCH).pluck('id')).map(Number);
-    if (ids.length === 0) return total;
-    await db.transaction(async (trx) => {
-      await trx('webhook_attempts').whereIn('delivery_id', ids).delete();
-      total += await trx('webhook_deliveries').whereIn('id', ids).delete();
-    });
-    if (ids.length < BATCH) return total;
+    const rows = await db('webhook_deliveries').where('id', '>', after).orderBy('id').limit(batch).select('id', 'status', 'created_at');
+    const finished: number[] = [];
+    let within = rows.length < batch;
+    for (const row of rows) {
+      if (Number(row.created_at) > cutoff) {
+        within = true;
+        break;
+      }
+      after = Number(row.id);
+      if (row.status === 'succeeded' || row.status === 'failed') finished.push(after);
+    }
+    if (finished.length > 0) {
+      await db.transaction(async (trx) => {
+        await trx('webhook_attempts').whereIn('delivery_id', finished).delete();
+        total += await trx('webhook_deliveries').whereIn('id', finished).delete();
+      });
+    }
+    if (within) return total;
+    await new Promise(setImmediate);
   }
 }
 
