@@ -67,9 +67,9 @@ async function deleteWhereAtOrBefore(db: Knex, table: string, key: string, colum
  * leading run of them that is older than the retention, and the pass ends at the first event still
  * within it, whatever follows. So a pass reads only what it deletes and one event more: `occurred_at`
  * has no index, and the filter `occurred_at <= cutoff` read every event up to the slowest cursor
- * looking for old ones — on SQLite inside the event loop, 134 ms with a benchmark's 20,000 events
- * at each server start and every ten minutes, and a week of a busy server's events would have
- * taken seconds (docs/performance.md, "The outbox's pruning"). An event a lagging consumer has not
+ * looking for old ones — on SQLite inside the event loop: 134 ms at a benchmark server's start, and
+ * a week of a busy server's events would have taken seconds every ten minutes (docs/performance.md,
+ * "Scans that grew with the outbox"). An event a lagging consumer has not
  * handled is kept, however old.
  */
 async function pruneOutbox(db: Knex, now: number): Promise<number> {
