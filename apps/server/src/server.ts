@@ -38,6 +38,8 @@ import { waitForDatabase } from './ops/wait-for-database.js';
 import { outboxLag } from './ops/outbox-lag.js';
 import { watchPoolWaits } from './ops/pool-wait.js';
 import { startMetricsListener, type MetricsListener } from './ops/metrics-listener.js';
+import { ProgramKeyNotices } from './db/program-key-notices.js';
+import { watchProgramKeys } from './auth/program-key.js';
 
 export interface StartOptions {
   logger?: Logger;
@@ -109,6 +111,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // for a connection, and under load a sale's webhook waited over a second for its claim alone
   // (docs/performance.md, "Webhooks"). SQLite has one writer either way: the same connection.
   const jobsDb = config.database.client === 'postgres' && !options.db ? createDb({ ...config.database, poolMax: JOBS_POOL_MAX }, logger) : db;
+  // PostgreSQL: keys are cached for longer while this process hears every change to them (5.4).
+  const keyNotices = config.database.client === 'postgres' ? new ProgramKeyNotices(config.database.connectionString, jobsDb, logger) : undefined;
+  const unwatchKeys = keyNotices ? watchProgramKeys(db, keyNotices) : undefined;
+  await keyNotices?.start();
   const outbox = new ProcessOutbox(new OutboxRunner({ db: jobsDb, now, logger }, OUTBOX_CONSUMERS), new StatsThread(config.database, logger));
   const webhooks = new WebhookWorker({ db: jobsDb, secrets, now, logger, allowPrivateTargets: config.webhooks.allowPrivateTargets, timeoutMs: config.webhooks.timeoutMs, publicBaseUrl: config.publicBaseUrl });
   const mail = new MailWorker({ db: jobsDb, secrets, now, logger, transport: createMailTransport(config, logger), from: config.mail.from });
@@ -199,6 +205,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await outbox.stop();
       await webhooks.stop();
       await mail.stop();
+      unwatchKeys?.();
+      await keyNotices?.stop();
       redis?.disconnect();
       service.stop();
       stopPoolWatch();

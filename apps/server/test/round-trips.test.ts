@@ -70,4 +70,21 @@ describe.skipIf(dbKind !== 'postgres')('[postgres] round trips of the lead and s
     expect(types.filter((t) => t.type === 'sale.created')).toHaveLength(5);
     expect(types.filter((t) => t.type === 'commission.created')).toHaveLength(5);
   });
+
+  it('a program key read more than half a second ago is not read again while the server hears key changes', async () => {
+    const customers: Array<{ clickId: string; key: string }> = [];
+    for (let i = 0; i < 4; i++) customers.push({ clickId: await click(s), key: `rt-${++n}` });
+    const counts: number[] = [];
+    for (const c of customers) {
+      const before = lines.length;
+      const res = await s.post('/api/v1/track/lead', { click_id: c.clickId, customer_key: c.key }, bearer(KEY1));
+      expect(res.status, res.text).toBe(200);
+      counts.push(lines.slice(before).find((l) => l.msg === 'round trips')!.roundTrips);
+      // Past the half second every key is otherwise kept for.
+      await new Promise((r) => setTimeout(r, 700));
+    }
+    // The first leads may have read the key (the watch vouches from its first ping heard on); the
+    // last two were the route's two statements alone, each more than half a second after the one before.
+    expect(counts.slice(2), counts.join()).toEqual([2, 2]);
+  });
 });

@@ -11,6 +11,7 @@ import { firstRow } from '../db/statement.js';
 import { parseBearer } from './bearer.js';
 import { hashesEqual, sha256Hex } from './secret-hash.js';
 import type { KeyContext } from './key-context.js';
+import type { KeyChangeWatch } from '../db/program-key-notices.js';
 
 // The key's type lives in its own module so that http/state.ts can name it without importing this one.
 export type { KeyContext } from './key-context.js';
@@ -31,14 +32,63 @@ export const KEY_ERRORS = {
 } satisfies Record<string, KeyErrors>;
 
 /**
- * Keys found are remembered for half a second: every lead, sale and refund presents one, and the
- * lookup was one statement (one round trip on PostgreSQL) of each. The spec lets a rotation mark or
- * a regeneration take effect within a second (5.4, 5.5); in this process both drop the cache at
- * once (`forgetProgramKeys`). Only keys that exist are kept, so a stream of wrong keys cannot fill it.
+ * Keys found are remembered: every lead, sale and refund presents one, and the lookup was one
+ * statement (one round trip on PostgreSQL) of each. The spec has a regeneration take effect at once
+ * (5.4) and a rotation mark at once (5.5). In this process every change drops the cache at once
+ * (`forgetProgramKeys`); changes made by other processes are bounded so:
+ * - a key is trusted for half a second after it was read (KEY_CACHE_TTL_MS), on either engine;
+ * - on PostgreSQL, for up to a minute while the process hears every change to program keys
+ *   (db/program-key-notices.ts) and none has come since the key was read.
+ * Only keys that exist are kept, so a stream of wrong keys cannot fill it.
  */
 const KEY_CACHE_TTL_MS = 500;
+const KEY_CACHE_WATCHED_TTL_MS = 60_000;
 const KEY_CACHE_MAX = 10_000;
-const keyCache = new Map<string, { at: number; key: KeyContext }>();
+
+interface CachedKey {
+  at: number;
+  key: KeyContext;
+  /** The watch's generation when the read began (undefined: no watch, or it could not vouch then). */
+  generation: number | undefined;
+  /** forgetProgramKeys's count when the read began. */
+  forgotten: number;
+}
+
+/** One cache per database, with the watch of that database's changes when there is one. */
+interface KeyCache {
+  entries: Map<string, CachedKey>;
+  watch: KeyChangeWatch | undefined;
+}
+const caches = new WeakMap<Db, KeyCache>();
+/** Bumped by forgetProgramKeys: an entry from before is not used. */
+let forgotten = 0;
+
+function cacheOf(db: Db): KeyCache {
+  let cache = caches.get(db);
+  if (!cache) {
+    cache = { entries: new Map(), watch: undefined };
+    caches.set(db, cache);
+  }
+  return cache;
+}
+
+/** Keys read through `db` are kept longer while `watch` vouches for them (server start; undone at close). */
+export function watchProgramKeys(db: Db, watch: KeyChangeWatch): () => void {
+  const cache = cacheOf(db);
+  cache.watch = watch;
+  cache.entries.clear();
+  return () => {
+    if (cache.watch === watch) cache.watch = undefined;
+    cache.entries.clear();
+  };
+}
+
+function usable(entry: CachedKey, watch: KeyChangeWatch | undefined, now: number): boolean {
+  if (entry.forgotten !== forgotten) return false;
+  const age = now - entry.at;
+  if (age < KEY_CACHE_TTL_MS) return true;
+  return watch !== undefined && entry.generation === watch.generation && age < KEY_CACHE_WATCHED_TTL_MS && watch.trusted(now);
+}
 
 interface KeyRow {
   id: number;
@@ -53,14 +103,19 @@ const KEY_BY_HASH = 'select id, program_id, key_hash, rotation_marked_at, rotati
 
 /** Called by every change to program keys made in this process. */
 export function forgetProgramKeys(): void {
-  keyCache.clear();
+  forgotten++;
 }
 
 export async function findProgramKey(db: Db, token: string): Promise<KeyContext | undefined> {
   const hash = sha256Hex(token);
+  const cache = cacheOf(db);
+  const { watch } = cache;
   const now = Date.now();
-  const hit = keyCache.get(hash);
-  if (hit && now - hit.at < KEY_CACHE_TTL_MS) return hit.key;
+  const hit = cache.entries.get(hash);
+  if (hit && usable(hit, watch, now)) return hit.key;
+  // Taken before the read: a change heard while the read is on its way makes the entry stale.
+  const generation = watch?.trusted(now) ? watch.generation : undefined;
+  const epoch = forgotten;
   const row = await firstRow<KeyRow>(db, KEY_BY_HASH, [hash]);
   if (!row || !hashesEqual(row.key_hash, hash)) return undefined;
   const key: KeyContext = {
@@ -69,8 +124,8 @@ export async function findProgramKey(db: Db, token: string): Promise<KeyContext 
     rotationMarkedAt: row.rotation_marked_at ?? null,
     rotationDeadline: row.rotation_deadline ?? null,
   };
-  if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
-  keyCache.set(hash, { at: now, key });
+  if (cache.entries.size >= KEY_CACHE_MAX) cache.entries.clear();
+  cache.entries.set(hash, { at: now, key, generation, forgotten: epoch });
   return key;
 }
 
