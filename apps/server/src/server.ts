@@ -150,6 +150,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     return pool ? { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires() } : undefined;
   };
   metrics.sources.outboxLag = () => outboxLag(db, now());
+  if (keyNotices) metrics.watchKeyNotices(() => keyNotices.trusted(Date.now()));
   const stopPoolWatch = watchPoolWaits(db, metrics);
   const app = createApp(deps);
   // The Host allow-list comes first: nothing, not even the click lane, runs for a foreign Host.

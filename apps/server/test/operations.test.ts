@@ -93,6 +93,22 @@ describe(`[${dbKind}] /metrics`, () => {
     if (dbKind === 'postgres') expect(res.text).toMatch(/reftrack_db_pool_connections\{state="used"\} \d+/);
   });
 
+  it('shows whether the program key watch vouches for its cache (PostgreSQL; absent on SQLite)', async () => {
+    const metrics = async () => (await s.get('/metrics', { authorization: `Bearer ${TOKEN}` })).text;
+    if (dbKind === 'sqlite') {
+      expect(await metrics()).not.toMatch(/reftrack_program_key_notices_trusted \d/);
+      return;
+    }
+    // It vouches from its first ping heard on (db/program-key-notices.ts); a busy host may delay one.
+    const deadline = Date.now() + 5000;
+    let text = await metrics();
+    while (!/reftrack_program_key_notices_trusted 1/.test(text) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      text = await metrics();
+    }
+    expect(text).toMatch(/reftrack_program_key_notices_trusted 1/);
+  });
+
   it('counts 429s per route', async () => {
     const ip = '10.250.0.1';
     let refused = 0;

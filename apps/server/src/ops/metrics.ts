@@ -134,6 +134,18 @@ export class Metrics {
     });
   }
 
+  /** PostgreSQL only (so absent on SQLite): whether the program key watch vouches for its cache (db/program-key-notices.ts). */
+  watchKeyNotices(trusted: () => boolean): void {
+    new client.Gauge({
+      name: 'reftrack_program_key_notices_trusted',
+      help: 'PostgreSQL: 1 while this process hears every change to program keys (and keeps keys it read for up to a minute), 0 while it keeps them half a second.',
+      registers: [this.registry],
+      collect() {
+        this.set(trusted() ? 1 : 0);
+      },
+    });
+  }
+
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     this.requestSeconds.observe({ method, route, status_class: statusClass(status) }, seconds);
     if (status === 429) this.rateLimited.inc({ route });
