@@ -200,3 +200,75 @@ describe(`[${dbKind}] 3.1 lead rows`, () => {
     expect(await s.db('customers').where({ click_id: id }).first('status')).toEqual({ status: 'lead' });
   });
 });
+
+/**
+ * On PostgreSQL the route's leads that arrive while others are being written go together: one
+ * read and one write for the group (domain/lead.ts, commitLeads). Each keeps its own answer.
+ */
+describe.skipIf(dbKind !== 'postgres')('[postgres] 4.2 leads that arrive together', () => {
+  const leadsOf = async (partner: number, program: number) => Number((await s.db('partner_programs').where({ partner_id: partner, program_id: program }).first()).leads);
+
+  it('each lead of a group gets its own answer; only answered leads are stored, counted and announced', async () => {
+    const pat = await Promise.all(Array.from({ length: 6 }, () => click(s)));
+    const sam = await Promise.all(Array.from({ length: 4 }, () => click(s, 'sam10')));
+    const elsewhere = await click(s, 'open1');
+    const already = await click(s);
+    await serverLead(s, already, 'group-already');
+    const browser = await click(s);
+    const settling = await click(s);
+    const provisional = await s.post(LEAD, { click_id: settling });
+    const before = { pat: await leadsOf(1, 1), sam: await leadsOf(2, 1) };
+    const stamp = Date.now();
+    const plain = [...pat, ...sam];
+    const calls: Array<{ body: Record<string, unknown>; key?: string }> = [
+      ...plain.map((id, i) => ({ body: { click_id: id, customer_key: `group-${stamp}-${i}`, email: `G${i}@Example.test` }, key: KEY1 })),
+      { body: { click_id: 'clk_nobody_has_this_one' }, key: KEY1 },
+      { body: { click_id: elsewhere, customer_key: 'group-elsewhere' }, key: KEY1 },
+      { body: { click_id: already, customer_key: 'group-again' }, key: KEY1 },
+      { body: { click_id: browser, customer_key: 'group-browser' } },
+      { body: { click_id: settling, customer_key: `group-settle-${stamp}` }, key: KEY1 },
+    ];
+    const answers = await Promise.all(calls.map((c) => s.post(LEAD, c.body, c.key ? bearer(c.key) : {})));
+    const plainAnswers = answers.slice(0, plain.length);
+    plainAnswers.forEach((res, i) => expect(res.body, res.text).toEqual({ success: true, data: { click_id: plain[i], customer_status: 'lead', lead_id: expect.any(Number) } }));
+    const [missing, wrongProgram, twice, browserLead, settled] = answers.slice(plain.length);
+    expect(missing!.body).toEqual(err400('Customer not found. Provide a valid click_id or customer_key.'));
+    expect(wrongProgram!.body).toEqual(err400('Customer does not belong to this program'));
+    expect(twice!.body).toEqual(err400('Customer status cannot be updated to lead. Current status: lead'));
+    expect(browserLead!.body).toEqual({ success: true, provisional: true, data: { click_id: browser, customer_status: 'click', lead_id: expect.any(Number) } });
+    expect(settled!.body).toEqual({ success: true, data: { click_id: settling, customer_status: 'lead', lead_id: provisional.body.data.lead_id } });
+
+    const ids = plainAnswers.map((r) => r.body.data.lead_id as number);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const [i, id] of plain.entries()) {
+      const lead = await s.db('lead_events').where({ id: ids[i] }).first();
+      expect(lead).toMatchObject({ click_id: id, customer_key: `group-${stamp}-${i}`, email: `g${i}@example.test`, source: 'server' });
+      expect(await s.db('customers').where({ click_id: id }).first()).toMatchObject({ status: 'lead', customer_key: `group-${stamp}-${i}`, email: `g${i}@example.test` });
+      const events = await s.db('outbox_events').where({ type: 'lead.created' }).andWhere('payload', 'like', `%${id}%`);
+      expect(events, id).toHaveLength(1);
+    }
+    expect(await s.db('customers').where({ click_id: elsewhere }).first()).toMatchObject({ status: 'click' });
+    expect(await s.db('lead_events').where({ click_id: elsewhere })).toHaveLength(0);
+    expect(await leadsOf(1, 1)).toBe(before.pat + pat.length + 1);
+    expect(await leadsOf(2, 1)).toBe(before.sam + sam.length);
+  });
+
+  it('a statement PostgreSQL refuses costs the rest of the group nothing: each lead is decided again on its own', async () => {
+    await s.db.raw(`create function refuse_marked_lead() returns trigger language plpgsql as $$
+      begin if new.customer_key = 'refuse-me' then raise exception 'refused for the test'; end if; return new; end $$`);
+    await s.db.raw('create trigger refuse_marked_lead before insert on lead_events for each row execute function refuse_marked_lead()');
+    try {
+      const ids = await Promise.all(Array.from({ length: 9 }, () => click(s)));
+      const keys = ids.map((_, i) => (i === 4 ? 'refuse-me' : `refuse-not-${Date.now()}-${i}`));
+      const answers = await Promise.all(ids.map((id, i) => s.post(LEAD, { click_id: id, customer_key: keys[i] }, bearer(KEY1))));
+      answers.forEach((res, i) => expect(res.status, `${i}: ${res.text}`).toBe(i === 4 ? 500 : 200));
+      expect(answers[4]!.text).not.toContain('refused for the test');
+      expect(await s.db('customers').where({ click_id: ids[4] }).first()).toMatchObject({ status: 'click', customer_key: null });
+      expect(await s.db('lead_events').where({ click_id: ids[4] })).toHaveLength(0);
+      for (const [i, id] of ids.entries()) if (i !== 4) expect(await s.db('lead_events').where({ click_id: id, customer_key: keys[i] })).toHaveLength(1);
+    } finally {
+      await s.db.raw('drop trigger refuse_marked_lead on lead_events');
+      await s.db.raw('drop function refuse_marked_lead()');
+    }
+  });
+});

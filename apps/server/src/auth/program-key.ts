@@ -48,8 +48,10 @@ const KEY_CACHE_MAX = 10_000;
 interface CachedKey {
   at: number;
   key: KeyContext;
-  /** The watch's generation when the read began (undefined: no watch, or it could not vouch then). */
+  /** The watch's generation when the read began (undefined: no watch). */
   generation: number | undefined;
+  /** Whether the watch could vouch for changes when the read began. */
+  vouched: boolean;
   /** forgetProgramKeys's count when the read began. */
   forgotten: number;
 }
@@ -85,9 +87,11 @@ export function watchProgramKeys(db: Db, watch: KeyChangeWatch): () => void {
 
 function usable(entry: CachedKey, watch: KeyChangeWatch | undefined, now: number): boolean {
   if (entry.forgotten !== forgotten) return false;
+  // A change heard since the read ends the entry at once, however young it is.
+  if (watch !== undefined && entry.generation !== undefined && entry.generation !== watch.generation) return false;
   const age = now - entry.at;
   if (age < KEY_CACHE_TTL_MS) return true;
-  return watch !== undefined && entry.generation === watch.generation && age < KEY_CACHE_WATCHED_TTL_MS && watch.trusted(now);
+  return watch !== undefined && entry.vouched && entry.generation === watch.generation && age < KEY_CACHE_WATCHED_TTL_MS && watch.trusted(now);
 }
 
 interface KeyRow {
@@ -114,7 +118,8 @@ export async function findProgramKey(db: Db, token: string): Promise<KeyContext 
   const hit = cache.entries.get(hash);
   if (hit && usable(hit, watch, now)) return hit.key;
   // Taken before the read: a change heard while the read is on its way makes the entry stale.
-  const generation = watch?.trusted(now) ? watch.generation : undefined;
+  const generation = watch?.generation;
+  const vouched = watch?.trusted(now) ?? false;
   const epoch = forgotten;
   const row = await firstRow<KeyRow>(db, KEY_BY_HASH, [hash]);
   if (!row || !hashesEqual(row.key_hash, hash)) return undefined;
@@ -125,7 +130,7 @@ export async function findProgramKey(db: Db, token: string): Promise<KeyContext 
     rotationDeadline: row.rotation_deadline ?? null,
   };
   if (cache.entries.size >= KEY_CACHE_MAX) cache.entries.clear();
-  cache.entries.set(hash, { at: now, key, generation, forgotten: epoch });
+  cache.entries.set(hash, { at: now, key, generation, vouched, forgotten: epoch });
   return key;
 }
 

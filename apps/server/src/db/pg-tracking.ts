@@ -46,35 +46,40 @@ async function run(conn: PgUnit, name: string, text: string, values: unknown[]):
 /**
  * The customer as findCustomer (db/customers.ts) finds it for a real (not test) flow: by click id,
  * else by customer key in the given program (oldest), else anywhere (newest); its program's
- * lead_auth and workspace; its provisional lead. $1 click id, $2 customer key, $3 program id.
+ * lead_auth and workspace; its provisional lead. The arguments are the SQL of the click id, the
+ * customer key and the program id.
  * The key arms order by `c.id + 0`, which no index provides, for the reason given at BY_KEY in
  * db/customers.ts: a generic plan must reach the few customers with the key through its index.
  */
-const CUSTOMER = `
+const customerBy = (clickId: string, customerKey: string, programId: string) => `
   select c.id, c.click_id, c.program_id, c.partner_id, c.customer_key, c.status, c.click_at, c.lead_at, c.converted_at, c.is_test, c.email,
     p.lead_auth, p.workspace_id,
     (select le.id from lead_events le where le.customer_id = c.id and le.provisional = true and le.is_test = c.is_test order by le.id + 0 limit 1) as provisional_lead_id
   from (
-    (select c.*, 1 as rank from customers c where c.click_id = $1::text and not c.is_test)
+    (select c.*, 1 as rank from customers c where c.click_id = ${clickId} and not c.is_test)
     union all
-    (select c.*, 2 from customers c where c.customer_key = $2::text and c.program_id = $3::int and not c.is_test order by c.id + 0 asc limit 1)
+    (select c.*, 2 from customers c where c.customer_key = ${customerKey} and c.program_id = ${programId} and not c.is_test order by c.id + 0 asc limit 1)
     union all
-    (select c.*, 3 from customers c where c.customer_key = $2::text and not c.is_test order by c.id + 0 desc limit 1)
+    (select c.*, 3 from customers c where c.customer_key = ${customerKey} and not c.is_test order by c.id + 0 desc limit 1)
     order by rank limit 1
   ) c join programs p on p.id = c.program_id`;
+const CUSTOMER = customerBy('$1::text', '$2::text', '$3::int');
 
 /** The lookup keys findCustomer would try: a key it would not look up (too long, empty) is null. */
-function lookupKeys(ids: { clickId?: string; customerKey?: string }, programId: number | undefined): unknown[] {
+function lookupKeys(ids: { clickId?: string; customerKey?: string }, programId: number | undefined): [string | null, string | null, number | null] {
   const clickId = ids.clickId && ids.clickId.length <= 64 ? ids.clickId : null;
   const customerKey = ids.customerKey && ids.customerKey.length <= 255 ? ids.customerKey : null;
   return [clickId, customerKey, programId ?? null];
 }
 
-// A lead id is taken only when the customer is in the key's program (or there is no key): a
-// refused lead leaves no gap in the ids.
-const LEAD_READ = `
-  select c.*, case when c.id is not null and (c.program_id = $3::int or $3::int is null) then nextval('lead_events_id_seq')::int end as next_lead_id
-  from (select 1) one left join lateral (${CUSTOMER}) c on true`;
+// The leads of a group commit (domain/lead.ts, commitLeads), one row each in the order given. A lead id
+// is taken only when the customer is in the key's program (or there is no key): a refused lead
+// leaves no gap in the ids.
+const LEADS_READ = `
+  select x.n, c.*, case when c.id is not null and (c.program_id = x.program_id or x.program_id is null) then nextval('lead_events_id_seq')::int end as next_lead_id
+  from unnest($1::text[], $2::text[], $3::int[]) with ordinality as x(click_id, customer_key, program_id, n)
+  left join lateral (${customerBy('x.click_id', 'x.customer_key', 'x.program_id')}) c on true
+  order by x.n`;
 
 export interface LeadRead {
   customer: CustomerRecord | undefined;
@@ -82,9 +87,13 @@ export interface LeadRead {
   leadId: number | null;
 }
 
-export async function readForLead(conn: PgUnit, ids: { clickId?: string; customerKey?: string }, programId: number | undefined): Promise<LeadRead> {
-  const row = await run(conn, 'reftrack_lead_read', LEAD_READ, lookupKeys(ids, programId));
-  return { customer: row.id == null ? undefined : toRecord(row, false), leadId: row.next_lead_id == null ? null : Number(row.next_lead_id) };
+/** One read for every lead of a group: each one's customer as findCustomer finds it, and its lead id. */
+export async function readForLeads(conn: PgUnit, leads: Array<{ ids: { clickId?: string; customerKey?: string }; programId: number | undefined }>): Promise<LeadRead[]> {
+  const keys = leads.map((l) => lookupKeys(l.ids, l.programId));
+  const result = await conn.query({ name: 'reftrack_lead_read', text: LEADS_READ, values: [0, 1, 2].map((k) => keys.map((key) => key[k])) });
+  const rows = result.rows as Record<string, unknown>[];
+  if (rows.length !== leads.length) throw new Error(`the leads' read answered ${rows.length} rows for ${leads.length} leads`);
+  return rows.map((row) => ({ customer: row.id == null ? undefined : toRecord(row, false), leadId: row.next_lead_id == null ? null : Number(row.next_lead_id) }));
 }
 
 /** The outbox columns of a unit's events, one array each, for `unnest`; every event names its workspace. */
@@ -111,19 +120,34 @@ const OUTBOX_INSERT = (guard: string) => `
 
 const withEvents = (sql: string, first: number): string => sql.replace(/\$EV(\d)/g, (_, n: string) => `$${first + Number(n) - 1}`);
 
-const LEAD_WRITE = withEvents(
-  `with u as (
-    update customers set status = 'lead', lead_at = $2::bigint, customer_key = $3::text, email = coalesce($4::text, email)
-    where id = $1::int and status = 'click' returning id
+// A group's leads, one statement: each lead's writes hang on its own customer's guarded update
+// (`u`), so a lead whose customer a concurrent lead moved on first writes nothing and the others
+// are written. The group holds each customer once (domain/lead.ts, commitLeads). The partner counters
+// are added per partner and program, after the customers (the transactional path's lock order).
+// The events carry their lead's customer ($13) to hang on the same guard.
+const LEADS_WRITE = `
+  with x as (
+    select * from unnest($1::int[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])
+      as x(customer_id, lead_at, customer_key, customer_email, lead_id, program_id, click_id, email, session_id, page_url, source, count_for)
+  ), u as (
+    update customers c set status = 'lead', lead_at = x.lead_at, customer_key = x.customer_key, email = coalesce(x.customer_email, c.email)
+    from x where c.id = x.customer_id and c.status = 'click' returning c.id
   ), l as (
     insert into lead_events (id, program_id, customer_id, click_id, customer_key, email, session_id, page_url, provisional, source, is_test, lead_timestamp, settled_at, created_at)
-    select $5::int, $6::int, u.id, $7::text, $3::text, $8::text, $9::text, $10::text, false, $11::text, false, $2::bigint, $2::bigint, $2::bigint from u
+    select x.lead_id, x.program_id, x.customer_id, x.click_id, x.customer_key, x.email, x.session_id, x.page_url, false, x.source, false, x.lead_at, x.lead_at, x.lead_at
+    from x join u on u.id = x.customer_id
   ), pp as (
-    update partner_programs set leads = leads + 1 where partner_id = $12::int and program_id = $6::int and exists (select from u)
-  ), o as (${OUTBOX_INSERT('u')})
-  select count(*)::int as updated from u`,
-  13,
-);
+    update partner_programs p set leads = p.leads + k.n
+    from (select x.count_for, x.program_id, count(*)::int as n from x join u on u.id = x.customer_id where x.count_for is not null group by x.count_for, x.program_id) k
+    where p.partner_id = k.count_for and p.program_id = k.program_id
+  ), o as (
+    insert into outbox_events (event_id, type, version, workspace_id, program_id, payload, actor, occurred_at)
+    select e.event_id, e.type, e.version, e.workspace_id, e.program_id, e.payload, e.actor, e.occurred_at
+    from unnest($13::int[], $14::text[], $15::text[], $16::smallint[], $17::int[], $18::int[], $19::text[], $20::text[], $21::bigint[])
+      as e(customer_id, event_id, type, version, workspace_id, program_id, payload, actor, occurred_at)
+    join u on u.id = e.customer_id
+  )
+  select coalesce(array_agg(u.id), '{}') as updated from u`;
 
 /** A new settled lead for a customer in `click`, as the domain decided it. */
 export interface LeadWrite {
@@ -137,12 +161,24 @@ export interface LeadWrite {
   events: EventRow[];
 }
 
-/** Applies a lead; false when the customer had left `click` (a concurrent lead won): nothing was written. */
-export async function writeLead(conn: PgUnit, w: LeadWrite): Promise<boolean> {
-  const r = w.row;
-  const values = [w.customerId, r.lead_timestamp, r.customer_key, w.customerEmail, r.id, r.program_id, r.click_id, r.email, r.session_id, r.page_url, r.source, w.countFor, ...eventArrays(w.events)];
-  const row = await run(conn, 'reftrack_lead_write', LEAD_WRITE, values);
-  return Number(row.updated) === 1;
+/**
+ * Applies a group's leads (each customer once) in one statement; answers the customers moved to
+ * `lead`. A lead whose customer is not among them had left `click` (a concurrent lead won): nothing
+ * of it was written.
+ */
+export async function writeLeads(conn: PgUnit, leads: LeadWrite[]): Promise<Set<number>> {
+  const column = <T>(pick: (w: LeadWrite) => T): T[] => leads.map(pick);
+  const events = leads.flatMap((w) => w.events.map((e) => [w.customerId, ...e] as const));
+  if (events.some((e) => e[4] === null)) throw new Error('an event written by a tracking statement must name its workspace');
+  const values = [
+    column((w) => w.customerId), column((w) => w.row.lead_timestamp), column((w) => w.row.customer_key), column((w) => w.customerEmail),
+    column((w) => w.row.id), column((w) => w.row.program_id), column((w) => w.row.click_id), column((w) => w.row.email),
+    column((w) => w.row.session_id), column((w) => w.row.page_url), column((w) => w.row.source), column((w) => w.countFor),
+    ...Array.from({ length: 9 }, (_, c) => events.map((e) => e[c])),
+  ];
+  const result = await conn.query({ name: 'reftrack_lead_write', text: LEADS_WRITE, values });
+  const updated = (result.rows[0] as { updated: number[] }).updated;
+  return new Set(updated.map(Number));
 }
 
 // The sale's read: the customer, the key program's terms, the partner's enrolment in it and the

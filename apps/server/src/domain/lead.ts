@@ -6,14 +6,16 @@
  */
 import type { Knex } from 'knex';
 import { ERRORS, type LeadResponse } from '@reftrack/contract';
-import { fail } from '../api-error.js';
+import { ApiError, fail } from '../api-error.js';
 import { insertId } from '../db/insert-id.js';
 import { appendEvents, eventRow, type NewEvent } from '../db/outbox.js';
 import { findCustomer, type CustomerRecord } from '../db/customers.js';
 import { changedRows } from '../db/statement.js';
 import type { Atomic } from '../db/atomic.js';
 import { isSqlite } from '../db/knex.js';
-import { onPgConnection, readForLead, writeLead } from '../db/pg-tracking.js';
+import { isRefusedStatement, onPgConnection, readForLeads, writeLeads, type LeadWrite } from '../db/pg-tracking.js';
+import { GroupCommitQueue, type BatchOutcome } from '../db/group-commit-queue.js';
+import type { Db } from '../db/knex.js';
 import type { AppDeps } from '../deps.js';
 import { leadObject } from './event-objects.js';
 
@@ -164,32 +166,98 @@ export function createLead(atomic: Atomic, programId: number | undefined, input:
   });
 }
 
+/** A lead of the route waiting for its group commit. */
+interface GroupedLead {
+  programId: number | undefined;
+  input: LeadInput;
+  source: LeadSource;
+  now: number;
+}
+
+/** Under load a group holds about as many leads as arrive during one read and write; this caps its statements' arrays. */
+const LEAD_GROUP_MAX = 200;
+const leadGroups = new WeakMap<Db, GroupCommitQueue<GroupedLead, LeadResponse | undefined>>();
+
+function leadGroupOf(db: Db): GroupCommitQueue<GroupedLead, LeadResponse | undefined> {
+  let group = leadGroups.get(db);
+  if (!group) {
+    group = new GroupCommitQueue((leads, outcome) => commitLeads(db, leads, outcome), LEAD_GROUP_MAX);
+    leadGroups.set(db, group);
+  }
+  return group;
+}
+
+/**
+ * One group of the lead route's leads on PostgreSQL: one read for all, the same checks and rows as
+ * createLead for each, one write for all. A lead settles as its answer, as its refusal, as
+ * `undefined` (createLead decides it: a provisional lead is involved, or PostgreSQL refused a
+ * statement of the group, which then wrote nothing), or goes round again when an earlier lead of
+ * the group has its customer (it is read anew, after that lead, and answered as createLead answers
+ * the loser of two concurrent leads).
+ */
+async function commitLeads(db: Db, leads: GroupedLead[], outcome: BatchOutcome<LeadResponse | undefined>): Promise<void> {
+  const toCreateLead = (indexes: number[]) => indexes.forEach((i) => outcome.done(i, undefined));
+  await onPgConnection(db, async (conn) => {
+    let reads;
+    try {
+      reads = await readForLeads(conn, leads.map((l) => ({ ids: l.input, programId: l.programId })));
+    } catch (err) {
+      if (!isRefusedStatement(err)) throw err;
+      return toCreateLead(leads.map((_, i) => i));
+    }
+    const writes: Array<{ index: number; customer: CustomerRecord; write: LeadWrite }> = [];
+    const customers = new Set<number>();
+    reads.forEach(({ customer, leadId }, index) => {
+      const { programId, input, source, now } = leads[index]!;
+      try {
+        checkLead(customer, programId);
+      } catch (err) {
+        return outcome.failed(index, err);
+      }
+      const provisionalInvolved = customer.provisionalLeadId !== null || (source === 'browser' && customer.leadAuth === 'server_required');
+      if (provisionalInvolved || leadId === null) return outcome.done(index, undefined);
+      if (customers.has(customer.id)) return outcome.again(index);
+      customers.add(customer.id);
+      const customerKey = input.customerKey ?? customer.customerKey;
+      writes.push({
+        index,
+        customer,
+        write: {
+          customerId: customer.id,
+          row: { id: leadId, ...settledLeadRow(customer, input, customerKey, source, now, false) },
+          customerEmail: input.email || null,
+          countFor: customer.partnerId,
+          events: [eventRow(settledLeadEvent(customer, leadId, customerKey, source, now, now, false))],
+        },
+      });
+    });
+    if (writes.length === 0) return;
+    let moved: Set<number>;
+    try {
+      moved = await writeLeads(conn, writes.map((w) => w.write));
+    } catch (err) {
+      if (!isRefusedStatement(err)) throw err;
+      return toCreateLead(writes.map((w) => w.index));
+    }
+    for (const { index, customer, write } of writes) {
+      if (moved.has(customer.id)) outcome.done(index, settledLeadResponse(customer, write.row.id));
+      else outcome.failed(index, new ApiError(ERRORS.leadStatus, { status: 'lead' }));
+    }
+  });
+}
+
 /**
  * The lead route's unit (a real lead, not a synthetic chain's). On PostgreSQL the plain 3.1
  * transition from `click` — every lead but a provisional one or one settling a provisional one —
- * is one read and one write statement (db/pg-tracking.ts), decided by the same checks and rows as
- * createLead; the write changes the customer only if it is still in `click`, and otherwise writes
- * nothing and answers what createLead answers a concurrent lead that lost: the status 400 with
- * `lead`. Everything else, and SQLite (group-committed), runs createLead.
+ * goes in a group commit (commitLeads): one read and one write statement for every lead waiting
+ * at the time, decided by the same checks and rows as createLead; a lead's write changes its
+ * customer only if it is still in `click`, and otherwise writes nothing of that lead and answers
+ * what createLead answers a concurrent lead that lost: the status 400 with `lead`. Everything
+ * else, and SQLite (group-committed in its own way, db/atomic.ts), runs createLead.
  */
 export async function createStandaloneLead(deps: Pick<AppDeps, 'db' | 'atomic' | 'outbox'>, programId: number | undefined, input: LeadInput, source: LeadSource, now: number): Promise<LeadResponse> {
   if (isSqlite(deps.db)) return createLead(deps.atomic, programId, input, source, now);
-  const response = await onPgConnection(deps.db, async (conn) => {
-    const { customer, leadId } = await readForLead(conn, input, programId);
-    checkLead(customer, programId);
-    const provisionalInvolved = customer.provisionalLeadId !== null || (source === 'browser' && customer.leadAuth === 'server_required');
-    if (provisionalInvolved || leadId === null) return undefined;
-    const customerKey = input.customerKey ?? customer.customerKey;
-    const written = await writeLead(conn, {
-      customerId: customer.id,
-      row: { id: leadId, ...settledLeadRow(customer, input, customerKey, source, now, false) },
-      customerEmail: input.email || null,
-      countFor: customer.partnerId,
-      events: [eventRow(settledLeadEvent(customer, leadId, customerKey, source, now, now, false))],
-    });
-    if (!written) fail(ERRORS.leadStatus, { status: 'lead' });
-    return settledLeadResponse(customer, leadId);
-  });
+  const response = await leadGroupOf(deps.db).submit({ programId, input, source, now });
   if (!response) return createLead(deps.atomic, programId, input, source, now);
   deps.outbox.poke();
   return response;
