@@ -322,3 +322,60 @@ describe(`[${dbKind}] 3.1 sale rows: the attribution window`, () => {
     expect(later.body.data).toMatchObject({ attributed: true, commission_amount_cents: 500 });
   });
 });
+
+/**
+ * On PostgreSQL the route's sales that arrive while others are being written go together: one read
+ * and one write for the group (domain/sale.ts, commitSales). Each keeps its own answer.
+ */
+describe.skipIf(dbKind !== 'postgres')('[postgres] 4.3 sales that arrive together', () => {
+  const metricsOf = async (partner: number) => {
+    const row = await s.db('partner_programs').where({ partner_id: partner, program_id: 1 }).first('sales', 'revenue_cents');
+    return { sales: Number(row.sales), revenue: Number(row.revenue_cents) };
+  };
+
+  it('each sale of a group gets its own answer; only stored sales pay, count and are announced', async () => {
+    const pat = await Promise.all(Array.from({ length: 5 }, () => leadCustomer('group-pat')));
+    const sam = await Promise.all(Array.from({ length: 3 }, () => leadCustomer('group-sam', 'sam10')));
+    const twice = await leadCustomer('group-twice');
+    const stored = txn('group-stored');
+    const first = await sale(s, { transaction_id: stored, customer_key: (await leadCustomer('group-stored')).customerKey });
+    const elsewhere = await click(s, 'open1');
+    const before = { pat: await metricsOf(1), sam: await metricsOf(2) };
+    const paying = [...pat, ...sam].map((c, i) => ({ transaction_id: txn('group'), customer_key: c.customerKey, amount_cents: 10_001 + i * 1_000 }));
+    const sameCustomer = [txn('group-twice'), txn('group-twice')];
+    const bodies: Record<string, unknown>[] = [
+      ...paying,
+      { transaction_id: sameCustomer[0], customer_key: twice.customerKey, amount_cents: 5_000 },
+      { transaction_id: sameCustomer[1], customer_key: twice.customerKey, amount_cents: 5_000 },
+      { transaction_id: stored, customer_key: twice.customerKey },
+      { transaction_id: txn('group-nobody'), customer_key: 'group-nobody-has-this-key' },
+      { transaction_id: txn('group-elsewhere'), click_id: elsewhere },
+    ];
+    const answers = await Promise.all(bodies.map((b) => sale(s, b)));
+    answers.slice(0, paying.length).forEach((res, i) => {
+      const amount = paying[i]!.amount_cents;
+      expect(res.body, res.text).toEqual({ success: true, data: { attributed: true, sale_id: expect.any(Number), transaction_id: paying[i]!.transaction_id, commission_id: expect.any(Number), commission_amount_cents: Math.round(amount * 0.2), currency: 'USD', commission_reason: null } });
+    });
+    const [one, other, duplicate, nobody, wrongProgram] = answers.slice(paying.length);
+    expect([one!.body.data.commission_reason, other!.body.data.commission_reason].sort()).toEqual(['first_sale_only', null]);
+    expect(duplicate!.body).toEqual(saleError(409, 'ConflictError', 'duplicate_transaction', 'Duplicate transaction_id. This sale has already been recorded.', { sale_id: first.body.data.sale_id }));
+    expect(nobody!.body).toEqual(saleError(400, 'BadRequestError', 'no_attribution', 'Customer not found. Provide customer_key or click_id.'));
+    expect(wrongProgram!.body).toEqual(saleError(400, 'BadRequestError', 'no_attribution', 'No affiliate attribution found for this customer in this program'));
+
+    for (const [i, res] of answers.slice(0, paying.length).entries()) {
+      const { sale_id: saleId, commission_id: commissionId } = res.body.data;
+      expect(await s.db('sale_events').where({ id: saleId }).first()).toMatchObject({ processor_event_id: paying[i]!.transaction_id, program_id: 1 });
+      const commission = await s.db('commissions').where({ id: commissionId }).first();
+      expect(commission).toMatchObject({ sale_id: saleId, partner_id: i < pat.length ? 1 : 2, status: 'pending' });
+      expect(Number(commission.amount_cents)).toBe(Math.round(paying[i]!.amount_cents * 0.2));
+      expect(await s.db('platform_fees').where({ commission_id: commissionId, sale_id: saleId })).toHaveLength(1);
+      expect(await s.db('outbox_events').where({ type: 'sale.created' }).andWhere('payload', 'like', `%${paying[i]!.transaction_id}%`)).toHaveLength(1);
+      expect(await s.db('outbox_events').where({ type: 'commission.created' }).andWhere('payload', 'like', `%"sale_id":${saleId},%`)).toHaveLength(1);
+    }
+    expect(await s.db('sale_events').whereIn('processor_event_id', sameCustomer)).toHaveLength(2);
+    expect(await s.db('sale_events').where({ processor_event_id: stored })).toHaveLength(1);
+    const revenue = (from: number, to: number) => paying.slice(from, to).reduce((sum, p) => sum + p.amount_cents, 0);
+    expect(await metricsOf(1)).toEqual({ sales: before.pat.sales + pat.length + 2, revenue: before.pat.revenue + revenue(0, pat.length) + 10_000 });
+    expect(await metricsOf(2)).toEqual({ sales: before.sam.sales + sam.length, revenue: before.sam.revenue + revenue(pat.length, paying.length) });
+  });
+});

@@ -1,12 +1,15 @@
 /**
- * The PostgreSQL statements of the HTTP lead and sale routes: one read for everything the domain
- * decides on (and the ids its writes will use), then one statement that applies the decision
- * (docs/architecture.md, "Leads and sales on PostgreSQL"). Each is a single statement in
- * autocommit, so each is one transaction of its own: the write commits whole or not at all.
+ * The PostgreSQL statements of the HTTP lead and sale routes, for a group commit: one read for
+ * everything the domain decides on (and the ids its writes will use) for every lead or sale of the
+ * group, then one statement that applies the decisions (docs/architecture.md, "Leads and sales on
+ * PostgreSQL"). Each is a single statement in autocommit, so each is one transaction of its own:
+ * the write commits whole or not at all. Within it each lead or sale hangs on its own guard, so
+ * one whose customer moved on since the read writes nothing while the rest are written.
  *
  * The rules stay in domain/lead.ts and domain/sale.ts; this module only reads and writes. The
- * statements are sent as named prepared statements on one pooled connection per request, so
- * PostgreSQL parses and plans each text once per connection and the event loop builds no SQL.
+ * statements are sent as named prepared statements on one pooled connection per group, with one
+ * array per column, so PostgreSQL parses each text once per connection and the event loop builds
+ * no SQL.
  */
 import pg from 'pg';
 import type { Db } from './knex.js';
@@ -38,11 +41,6 @@ export async function onPgConnection<T>(db: Db, work: (conn: PgUnit) => Promise<
  */
 export const isRefusedStatement = (err: unknown): boolean => err instanceof pg.DatabaseError;
 
-async function run(conn: PgUnit, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>> {
-  const result = await conn.query({ name, text, values });
-  return result.rows[0] as Record<string, unknown>;
-}
-
 /**
  * The customer as findCustomer (db/customers.ts) finds it for a real (not test) flow: by click id,
  * else by customer key in the given program (oldest), else anywhere (newest); its program's
@@ -63,7 +61,6 @@ const customerBy = (clickId: string, customerKey: string, programId: string) => 
     (select c.*, 3 from customers c where c.customer_key = ${customerKey} and not c.is_test order by c.id + 0 desc limit 1)
     order by rank limit 1
   ) c join programs p on p.id = c.program_id`;
-const CUSTOMER = customerBy('$1::text', '$2::text', '$3::int');
 
 /** The lookup keys findCustomer would try: a key it would not look up (too long, empty) is null. */
 function lookupKeys(ids: { clickId?: string; customerKey?: string }, programId: number | undefined): [string | null, string | null, number | null] {
@@ -96,35 +93,14 @@ export async function readForLeads(conn: PgUnit, leads: Array<{ ids: { clickId?:
   return rows.map((row) => ({ customer: row.id == null ? undefined : toRecord(row, false), leadId: row.next_lead_id == null ? null : Number(row.next_lead_id) }));
 }
 
-/** The outbox columns of a unit's events, one array each, for `unnest`; every event names its workspace. */
-function eventArrays(rows: EventRow[]): unknown[] {
-  if (rows.some((r) => r[3] === null)) throw new Error('an event written by a tracking statement must name its workspace');
-  return Array.from({ length: 8 }, (_, column) => rows.map((r) => r[column]));
-}
-
-// Every write hangs on the guarded customer update (`u`): when a concurrent lead moved the
-// customer on first, nothing is written. Locks are taken in the order of the transactional path
-// (customer, then the partner's counters).
-//
-// The events' workspace is given (the read found the customer's program, so eventArrays insists on
-// it) rather than looked up per row: a subquery per row of `unnest` made PostgreSQL's generic plan
-// of the write (it assumes 10 rows of an array parameter) cost more than a plan made for the
-// values, so it planned the statement anew on every execution — half of the write's time in
-// PostgreSQL (docs/performance.md, "Plans made once").
-const OUTBOX_INSERT = (guard: string) => `
-  insert into outbox_events (event_id, type, version, workspace_id, program_id, payload, actor, occurred_at)
-  select e.event_id, e.type, e.version, e.workspace_id, e.program_id, e.payload, e.actor, e.occurred_at
-  from unnest($EV1::text[], $EV2::text[], $EV3::smallint[], $EV4::int[], $EV5::int[], $EV6::text[], $EV7::text[], $EV8::bigint[])
-    as e(event_id, type, version, workspace_id, program_id, payload, actor, occurred_at)
-  where exists (select from ${guard})`;
-
-const withEvents = (sql: string, first: number): string => sql.replace(/\$EV(\d)/g, (_, n: string) => `$${first + Number(n) - 1}`);
-
 // A group's leads, one statement: each lead's writes hang on its own customer's guarded update
 // (`u`), so a lead whose customer a concurrent lead moved on first writes nothing and the others
 // are written. The group holds each customer once (domain/lead.ts, commitLeads). The partner counters
 // are added per partner and program, after the customers (the transactional path's lock order).
-// The events carry their lead's customer ($13) to hang on the same guard.
+// The events carry their lead's customer ($13) to hang on the same guard, and their workspace
+// (the read found the customer's program) rather than a subquery per row: that made PostgreSQL's
+// generic plan (it assumes 10 rows of an array parameter) cost more than one made for the values,
+// so it planned the statement anew on every execution (docs/performance.md, "Plans made once").
 const LEADS_WRITE = `
   with x as (
     select * from unnest($1::int[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])
@@ -181,17 +157,20 @@ export async function writeLeads(conn: PgUnit, leads: LeadWrite[]): Promise<Set<
   return new Set(updated.map(Number));
 }
 
-// The sale's read: the customer, the key program's terms, the partner's enrolment in it and the
-// partner's e-mail (the self-referral check), and the ids of the sale and its commission, taken only
-// when the customer is in the key's program.
-const SALE_READ = `
-  select c.*, pr.commission_type, pr.commission_rate, pr.attribution_window_days, pr.commission_hold_days, pp.id as enrollment_id, pa.email as partner_email,
-    case when c.program_id = $3::int then nextval('sale_events_id_seq')::int end as next_sale_id,
-    case when c.program_id = $3::int and c.partner_id is not null then nextval('commissions_id_seq')::int end as next_commission_id
-  from (select 1) one left join lateral (${CUSTOMER}) c on true
-  left join programs pr on pr.id = $3::int
-  left join partner_programs pp on pp.program_id = $3::int and pp.partner_id = c.partner_id
-  left join partners pa on pa.id = c.partner_id`;
+// The sales of a group commit (domain/sale.ts, commitSales), one row each in the order given: the
+// customer, the key program's terms, the partner's enrolment in it and the partner's e-mail (the
+// self-referral check), and the ids of the sale and its commission, taken only when the customer
+// is in the key's program.
+const SALES_READ = `
+  select x.n, c.*, pr.commission_type, pr.commission_rate, pr.attribution_window_days, pr.commission_hold_days, pp.id as enrollment_id, pa.email as partner_email,
+    case when c.program_id = x.program_id then nextval('sale_events_id_seq')::int end as next_sale_id,
+    case when c.program_id = x.program_id and c.partner_id is not null then nextval('commissions_id_seq')::int end as next_commission_id
+  from unnest($1::text[], $2::text[], $3::int[]) with ordinality as x(click_id, customer_key, program_id, n)
+  left join lateral (${customerBy('x.click_id', 'x.customer_key', 'x.program_id')}) c on true
+  left join programs pr on pr.id = x.program_id
+  left join partner_programs pp on pp.program_id = x.program_id and pp.partner_id = c.partner_id
+  left join partners pa on pa.id = c.partner_id
+  order by x.n`;
 
 export interface SaleRead {
   customer: CustomerRecord | undefined;
@@ -201,44 +180,64 @@ export interface SaleRead {
   commissionId: number | null;
 }
 
-export async function readForSale(conn: PgUnit, ids: { clickId?: string; customerKey?: string }, programId: number): Promise<SaleRead> {
-  const row = await run(conn, 'reftrack_sale_read', SALE_READ, lookupKeys(ids, programId));
-  return {
+/** One read for every sale of a group. */
+export async function readForSales(conn: PgUnit, sales: Array<{ ids: { clickId?: string; customerKey?: string }; programId: number }>): Promise<SaleRead[]> {
+  const keys = sales.map((l) => lookupKeys(l.ids, l.programId));
+  const result = await conn.query({ name: 'reftrack_sale_read', text: SALES_READ, values: [0, 1, 2].map((k) => keys.map((key) => key[k])) });
+  const rows = result.rows as Record<string, unknown>[];
+  if (rows.length !== sales.length) throw new Error(`the sales' read answered ${rows.length} rows for ${sales.length} sales`);
+  return rows.map((row) => ({
     customer: row.id == null ? undefined : toRecord(row, false),
     program: row as SaleRead['program'],
     emails: { partner_email: (row.partner_email as string | null) ?? null, customer_email: (row.email as string | null) ?? null },
     saleId: row.next_sale_id == null ? null : Number(row.next_sale_id),
     commissionId: row.next_commission_id == null ? null : Number(row.next_commission_id),
-  };
+  }));
 }
 
-// `g` converts the customer only if still unconverted, when the decision rested on that; then
-// every write hangs on `ok`, so a sale decided on a stale read writes nothing and is decided again.
-// A duplicate transaction id fails the sale insert, and with it the whole statement.
-const SALE_WRITE = withEvents(
-  `with g as (
-    update customers set converted_at = $2::bigint where id = $1::int and converted_at is null and $3::boolean returning id
+// A group's sales, one statement. `g` converts each customer whose sale's decision rested on it
+// being unconverted, only if it still is; a sale hangs on its customer's conversion when it needed
+// one (`ok`), so a sale decided on a stale read writes nothing and is decided again. The group holds
+// each customer and each transaction id once (domain/sale.ts); a transaction id stored before fails
+// the sale insert and with it the whole statement. The partner counters are added per partner and
+// program, and only while the revenue total stays an exact integer ($32).
+const SALES_WRITE = `
+  with x as (
+    select * from unnest($1::int[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::boolean[], $13::text[],
+      $14::text[], $15::text[], $16::boolean[], $17::boolean[], $18::bigint[], $19::bigint[], $20::text[], $21::int[], $22::int[], $23::bigint[], $24::text[], $25::bigint[], $26::text[],
+      $27::bigint[], $28::int[], $29::text[], $30::boolean[])
+      as x(convert_customer, now, sale_id, program_id, customer_id, click_id, processor_event_id, amount_cents, currency, sale_type, payment_status, is_recurring, subscription_id,
+        provider, provider_payment_id, livemode, is_test, sale_date, created_at, commission_reason, commission_id, partner_id, commission_amount, commission_status, hold_until, review_reasons,
+        fee_amount, fee_rate_bps, fee_status, count_metrics)
+  ), g as (
+    update customers c set converted_at = x.now from x where c.id = x.convert_customer and c.converted_at is null returning c.id
   ), ok as (
-    select 1 where not $3::boolean or exists (select from g)
+    select x.* from x where x.convert_customer is null or x.convert_customer in (select id from g)
   ), s as (
     insert into sale_events (id, program_id, customer_id, click_id, processor_event_id, amount_cents, currency, sale_type, payment_status, is_recurring, subscription_id, provider, provider_payment_id, livemode, is_test, sale_date, created_at, commission_reason)
-    select $4::int, $5::int, $6::int, $7::text, $8::text, $9::bigint, $10::text, $11::text, $12::text, $13::boolean, $14::text, $15::text, $16::text, $17::boolean, $18::boolean, $19::bigint, $20::bigint, $21::text from ok
-    returning id
+    select ok.sale_id, ok.program_id, ok.customer_id, ok.click_id, ok.processor_event_id, ok.amount_cents, ok.currency, ok.sale_type, ok.payment_status, ok.is_recurring, ok.subscription_id, ok.provider, ok.provider_payment_id, ok.livemode, ok.is_test, ok.sale_date, ok.created_at, ok.commission_reason
+    from ok returning id
   ), c as (
     insert into commissions (id, sale_id, program_id, partner_id, customer_id, amount_cents, currency, status, hold_until, review_reasons, created_at, updated_at)
-    select $22::int, s.id, $5::int, $23::int, $6::int, $24::bigint, $10::text, $25::text, $26::bigint, $27::text, $20::bigint, $20::bigint from s where $22::int is not null
+    select ok.commission_id, s.id, ok.program_id, ok.partner_id, ok.customer_id, ok.commission_amount, ok.currency, ok.commission_status, ok.hold_until, ok.review_reasons, ok.created_at, ok.created_at
+    from ok join s on s.id = ok.sale_id where ok.commission_id is not null
     returning id
   ), f as (
     insert into platform_fees (commission_id, sale_id, program_id, amount_cents, currency, rate_bps, status, created_at)
-    select c.id, $4::int, $5::int, $28::bigint, $10::text, $29::int, $30::text, $20::bigint from c
+    select c.id, ok.sale_id, ok.program_id, ok.fee_amount, ok.currency, ok.fee_rate_bps, ok.fee_status, ok.created_at from ok join c on c.id = ok.commission_id
   ), m as (
-    update partner_programs set sales = sales + 1, revenue_cents = revenue_cents + $9::bigint
-    where $31::boolean and partner_id = $23::int and program_id = $5::int and revenue_cents <= $32::bigint - $9::bigint and exists (select from s)
-    returning 1
-  ), o as (${OUTBOX_INSERT('s')})
-  select (select count(*) from s)::int as stored, (select count(*) from m)::int as counted`,
-  33,
-);
+    update partner_programs p set sales = p.sales + k.n, revenue_cents = p.revenue_cents + k.amount
+    from (select ok.partner_id, ok.program_id, count(*)::int as n, sum(ok.amount_cents)::bigint as amount from ok join s on s.id = ok.sale_id where ok.count_metrics group by ok.partner_id, ok.program_id) k
+    where p.partner_id = k.partner_id and p.program_id = k.program_id and p.revenue_cents <= $32::bigint - k.amount
+    returning p.partner_id, p.program_id
+  ), o as (
+    insert into outbox_events (event_id, type, version, workspace_id, program_id, payload, actor, occurred_at)
+    select e.event_id, e.type, e.version, e.workspace_id, e.program_id, e.payload, e.actor, e.occurred_at
+    from unnest($31::int[], $33::text[], $34::text[], $35::smallint[], $36::int[], $37::int[], $38::text[], $39::text[], $40::bigint[])
+      as e(sale_id, event_id, type, version, workspace_id, program_id, payload, actor, occurred_at)
+    join s on s.id = e.sale_id
+  )
+  select coalesce((select array_agg(id) from s), '{}') as stored, coalesce((select array_agg(partner_id || ':' || program_id) from m), '{}') as counted`;
 
 /** A sale as the domain decided it. */
 export interface SaleWrite {
@@ -250,25 +249,36 @@ export interface SaleWrite {
   partnerId: number | null;
   commission: { id: number; amount_cents: number; status: string; hold_until: number | null; review_reasons: string | null } | null;
   fee: { amount_cents: number; rate_bps: number; status: string } | null;
-  /** Whether the partner's sales and revenue go up (best effort: the write is retried without them if it fails). */
+  /** Whether the partner's sales and revenue go up (best effort). */
   countMetrics: boolean;
   events: EventRow[];
 }
 
-export type SaleWritten = 'stale' | { metricsCounted: boolean };
+export interface SalesWritten {
+  /** The sales stored; one not among them was decided on a customer converted since the read (nothing of it written). */
+  stored: Set<number>;
+  /** `partner:program` of each counter updated (missing: the revenue total would have passed the exact range). */
+  counted: Set<string>;
+}
 
-/** Applies a sale: 'stale' when the customer was converted since the read (nothing written). */
-export async function writeSale(conn: PgUnit, w: SaleWrite): Promise<SaleWritten> {
-  const s = w.sale;
-  const c = w.commission;
+/** Applies a group's sales (each customer and transaction id once) in one statement. */
+export async function writeSales(conn: PgUnit, sales: SaleWrite[]): Promise<SalesWritten> {
+  const column = <T>(pick: (w: SaleWrite) => T): T[] => sales.map(pick);
+  const events = sales.flatMap((w) => w.events.map((e) => [w.sale.id, ...e] as const));
+  if (events.some((e) => e[4] === null)) throw new Error('an event written by a tracking statement must name its workspace');
+  const eventColumns = Array.from({ length: 9 }, (_, c) => events.map((e) => e[c]));
   const values = [
-    w.convertCustomer, w.now, w.convertCustomer !== null,
-    s.id, s.program_id, s.customer_id, s.click_id, s.processor_event_id, s.amount_cents, s.currency, s.sale_type, s.payment_status, s.is_recurring, s.subscription_id, s.provider, s.provider_payment_id, s.livemode, s.is_test, s.sale_date, s.created_at, s.commission_reason,
-    c?.id ?? null, w.partnerId, c?.amount_cents ?? null, c?.status ?? null, c?.hold_until ?? null, c?.review_reasons ?? null,
-    w.fee?.amount_cents ?? null, w.fee?.rate_bps ?? null, w.fee?.status ?? null,
-    w.countMetrics, Number.MAX_SAFE_INTEGER,
-    ...eventArrays(w.events),
+    column((w) => w.convertCustomer), column((w) => w.now),
+    column((w) => w.sale.id), column((w) => w.sale.program_id), column((w) => w.sale.customer_id), column((w) => w.sale.click_id), column((w) => w.sale.processor_event_id),
+    column((w) => w.sale.amount_cents), column((w) => w.sale.currency), column((w) => w.sale.sale_type), column((w) => w.sale.payment_status), column((w) => w.sale.is_recurring),
+    column((w) => w.sale.subscription_id), column((w) => w.sale.provider), column((w) => w.sale.provider_payment_id), column((w) => w.sale.livemode), column((w) => w.sale.is_test),
+    column((w) => w.sale.sale_date), column((w) => w.sale.created_at), column((w) => w.sale.commission_reason),
+    column((w) => w.commission?.id ?? null), column((w) => w.partnerId), column((w) => w.commission?.amount_cents ?? null), column((w) => w.commission?.status ?? null),
+    column((w) => w.commission?.hold_until ?? null), column((w) => w.commission?.review_reasons ?? null),
+    column((w) => w.fee?.amount_cents ?? null), column((w) => w.fee?.rate_bps ?? null), column((w) => w.fee?.status ?? null), column((w) => w.countMetrics),
+    eventColumns[0], Number.MAX_SAFE_INTEGER, ...eventColumns.slice(1),
   ];
-  const row = await run(conn, 'reftrack_sale_write', SALE_WRITE, values);
-  return Number(row.stored) === 0 ? 'stale' : { metricsCounted: Number(row.counted) === 1 };
+  const result = await conn.query({ name: 'reftrack_sale_write', text: SALES_WRITE, values });
+  const row = result.rows[0] as { stored: number[]; counted: string[] };
+  return { stored: new Set(row.stored.map(Number)), counted: new Set(row.counted) };
 }

@@ -13,7 +13,9 @@ import { appendEvents, eventRow, type NewEvent } from '../db/outbox.js';
 import { findCustomer, type CustomerRecord } from '../db/customers.js';
 import { isSqlite, isUniqueViolation } from '../db/knex.js';
 import { inSavepoint } from '../db/savepoint.js';
-import { isRefusedStatement, onPgConnection, readForSale, writeSale, type PgUnit, type SaleWrite, type SaleWritten } from '../db/pg-tracking.js';
+import { isRefusedStatement, onPgConnection, readForSales, writeSales, type SaleRead, type SaleWrite } from '../db/pg-tracking.js';
+import { GroupCommitQueue, type BatchOutcome } from '../db/group-commit-queue.js';
+import type { Db } from '../db/knex.js';
 import { withinAttributionWindow } from './attribution.js';
 import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from './commission.js';
 import { commissionObject, saleObject } from './event-objects.js';
@@ -201,35 +203,55 @@ export async function recordSale(trx: Knex.Transaction, deps: SaleDeps, input: S
   return recorded(saleId, input, commissionId, amount, reason);
 }
 
+/** A sale of the route waiting for its group commit. */
+interface GroupedSale {
+  deps: SaleDeps;
+  input: SaleInput;
+  programId: number;
+  now: number;
+}
+
+/** Caps a group's arrays (domain/lead.ts, LEAD_GROUP_MAX). */
+const SALE_GROUP_MAX = 200;
+const saleGroups = new WeakMap<Db, GroupCommitQueue<GroupedSale, SaleOutcome | undefined>>();
+
+function saleGroupOf(db: Db): GroupCommitQueue<GroupedSale, SaleOutcome | undefined> {
+  let group = saleGroups.get(db);
+  if (!group) {
+    group = new GroupCommitQueue((sales, outcome) => commitSales(db, sales, outcome), SALE_GROUP_MAX);
+    saleGroups.set(db, group);
+  }
+  return group;
+}
+
 /**
- * The sale route's unit. On PostgreSQL a real sale is one read (the customer, the terms, the
- * partner's e-mail and the ids the writes take: db/pg-tracking.ts) and one write statement,
- * decided by the same checks and terms as recordSale. When the decision rested on an unconverted
- * customer, the write converts it only if still unconverted; if a concurrent sale converted it
- * first, nothing was written and the sale is decided again on a fresh read. A test-mode sale, and
- * SQLite (group-committed), run the transactional path.
+ * The sale route's unit. On PostgreSQL a real sale goes in a group commit (commitSales): one read
+ * for every sale waiting at the time (each one's customer, terms, the partner's e-mail and the ids
+ * its writes take: db/pg-tracking.ts) and one write statement, each sale decided by the same checks
+ * and terms as recordSale. When a decision rested on an unconverted customer, the write converts
+ * it only if still unconverted; if a concurrent sale converted it first, nothing of that sale was
+ * written and it is decided again on a fresh read, in the next group. A test-mode sale, a sale of
+ * a group PostgreSQL refused (a transaction id stored before, among others), and SQLite
+ * (group-committed in its own way) run the transactional path, recordSale.
  */
 export async function recordStandaloneSale(deps: SaleDeps & Pick<AppDeps, 'db' | 'atomic' | 'outbox'>, input: SaleInput, programId: number, now: number): Promise<SaleOutcome> {
   if (input.testMode) return deps.atomic((trx) => recordTestSale(trx, input, programId, now));
-  if (isSqlite(deps.db)) return deps.atomic((trx) => recordSale(trx, deps, input, programId, now));
-  const outcome = await onPgConnection(deps.db, async (conn) => {
-    // converted_at only ever goes from null to a time, so a second decision cannot be stale.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const result = await decideAndWriteSale(conn, deps, input, programId, now);
-      if (result !== 'stale') return result;
-    }
-    throw new Error('sale decided on a stale customer three times');
-  });
+  const alone = () => deps.atomic((trx) => recordSale(trx, deps, input, programId, now));
+  if (isSqlite(deps.db)) return alone();
+  const outcome = await saleGroupOf(deps.db).submit({ deps, input, programId, now });
+  if (!outcome) return alone();
   deps.outbox.poke();
   return outcome;
 }
 
-async function decideAndWriteSale(conn: PgUnit, deps: SaleDeps, input: SaleInput, programId: number, now: number): Promise<SaleOutcome | 'stale'> {
-  const read = await readForSale(conn, input, programId);
+/** A sale decided on its read: answered without a write (outside the window), or a write and the answer once it is stored. */
+type SaleDecision = { kind: 'answered'; outcome: SaleOutcome } | { kind: 'write'; write: SaleWrite; answer: (metricsCounted: boolean) => SaleOutcome };
+
+async function decideSale(read: SaleRead, { deps, input, programId, now }: GroupedSale): Promise<SaleDecision> {
   const { customer, program } = read;
   checkSaleCustomer(customer, programId);
   checkEnrollment(customer, program);
-  if (!attributed(customer, program, input)) return UNATTRIBUTED;
+  if (!attributed(customer, program, input)) return { kind: 'answered', outcome: UNATTRIBUTED };
   const { type, reason, row } = saleTerms(customer, program, input, programId, now, false);
   const saleId = read.saleId!;
   const events = [saleCreated(saleId, row, customer, programId, now)];
@@ -251,28 +273,69 @@ async function decideAndWriteSale(conn: PgUnit, deps: SaleDeps, input: SaleInput
     countMetrics: partnered,
     events: events.map(eventRow),
   };
-  let written: SaleWritten;
-  try {
-    written = await writeSaleOnce(write);
-  } catch (err) {
-    // Rule 5: the metrics are best effort. A refused statement wrote nothing; without them, the sale goes in.
-    if (!write.countMetrics || !isRefusedStatement(err)) throw err;
-    deps.logger.warn({ err }, 'partner metrics update failed');
-    written = await writeSaleOnce({ ...write, countMetrics: false });
-  }
-  if (written === 'stale') return 'stale';
-  if (write.countMetrics && !written.metricsCounted) metricsNotUpdated(deps, customer.partnerId!, programId);
-  if (!partnered) return { kind: 'partner_required' };
-  return recorded(saleId, input, commission?.id ?? null, commission?.amount_cents ?? 0, reason);
+  const answer = (metricsCounted: boolean): SaleOutcome => {
+    if (!partnered) return { kind: 'partner_required' };
+    if (!metricsCounted) metricsNotUpdated(deps, customer.partnerId!, programId);
+    return recorded(saleId, input, commission?.id ?? null, commission?.amount_cents ?? 0, reason);
+  };
+  return { kind: 'write', write, answer };
+}
 
-  async function writeSaleOnce(w: SaleWrite): Promise<SaleWritten> {
+/**
+ * One group of the sale route's sales on PostgreSQL: one read for all, each decided as recordSale
+ * decides, one write for all. A sale settles as its answer, as its refusal, as `undefined`
+ * (recordSale decides it: PostgreSQL refused a statement of the group — a duplicate transaction id,
+ * say — which then wrote nothing), or goes round again: when an earlier sale of the group has its
+ * customer or its transaction id, or when its customer was converted after the read.
+ */
+async function commitSales(db: Db, sales: GroupedSale[], outcome: BatchOutcome<SaleOutcome | undefined>): Promise<void> {
+  const alone = (indexes: number[]) => indexes.forEach((i) => outcome.done(i, undefined));
+  await onPgConnection(db, async (conn) => {
+    let reads;
     try {
-      return await writeSale(conn, w);
+      reads = await readForSales(conn, sales.map((s) => ({ ids: { clickId: s.input.clickId, customerKey: s.input.customerKey }, programId: s.programId })));
     } catch (err) {
-      if (isUniqueViolation(err)) throw new DuplicateSale(w.sale.processor_event_id);
-      throw err;
+      if (!isRefusedStatement(err)) throw err;
+      return alone(sales.map((_, i) => i));
     }
-  }
+    const writes: Array<{ index: number; write: SaleWrite; answer: (metricsCounted: boolean) => SaleOutcome }> = [];
+    const customers = new Set<number>();
+    const transactions = new Set<string>();
+    for (const [index, read] of reads.entries()) {
+      let decision: SaleDecision;
+      try {
+        decision = await decideSale(read, sales[index]!);
+      } catch (err) {
+        outcome.failed(index, err);
+        continue;
+      }
+      if (decision.kind === 'answered') {
+        outcome.done(index, decision.outcome);
+        continue;
+      }
+      const { sale } = decision.write;
+      if ((sale.customer_id !== null && customers.has(sale.customer_id)) || transactions.has(sale.processor_event_id)) {
+        outcome.again(index);
+        continue;
+      }
+      if (sale.customer_id !== null) customers.add(sale.customer_id);
+      transactions.add(sale.processor_event_id);
+      writes.push({ index, ...decision });
+    }
+    if (writes.length === 0) return;
+    let written;
+    try {
+      written = await writeSales(conn, writes.map((w) => w.write));
+    } catch (err) {
+      if (!isRefusedStatement(err)) throw err;
+      return alone(writes.map((w) => w.index));
+    }
+    for (const { index, write, answer } of writes) {
+      // converted_at only ever goes from null to a time, so the next decision cannot be stale.
+      if (!written.stored.has(write.sale.id)) outcome.again(index);
+      else outcome.done(index, answer(!write.countMetrics || written.counted.has(`${write.partnerId}:${write.sale.program_id}`)));
+    }
+  });
 }
 
 /** An e-mail address compared for self-referral: lower case, without a `+tag` (pat+shop@x is pat@x). */
