@@ -140,6 +140,13 @@ describe.skipIf(dbKind !== 'postgres')('[postgres] lookups by customer key on a 
         const walks = planNodes(plan.rows[0]['QUERY PLAN']).filter((n) => (n['Relation Name'] === 'customers' && n['Node Type'] === 'Seq Scan') || ['customers_pkey', 'lead_events_pkey'].includes(String(n['Index Name'])));
         expect(walks.map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? '')}`), `${lookup.name}: ${lookup.statement}`).toEqual([]);
       }
+      // The group writes update their customers by id: through the primary key, never a scan of every customer.
+      for (const name of ['reftrack_lead_write', 'reftrack_sale_write']) {
+        const write = (await prepared(t)).find((r) => r.name === name)!;
+        const plan = (await t.db.raw(`explain (format json) execute ${name}(${write.parameter_types.map(sample).join(', ')})`)) as { rows: Array<{ 'QUERY PLAN': unknown }> };
+        const scans = planNodes(plan.rows[0]['QUERY PLAN']).filter((n) => n['Relation Name'] === 'customers' && n['Node Type'] !== 'Index Scan' && n['Node Type'] !== 'ModifyTable');
+        expect(scans.map((n) => String(n['Node Type'])), name).toEqual([]);
+      }
     } finally {
       await t.db.raw('reset plan_cache_mode');
     }

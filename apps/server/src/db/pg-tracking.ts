@@ -93,6 +93,14 @@ export async function readForLeads(conn: PgUnit, leads: Array<{ ids: { clickId?:
   return rows.map((row) => ({ customer: row.id == null ? undefined : toRecord(row, false), leadId: row.next_lead_id == null ? null : Number(row.next_lead_id) }));
 }
 
+// A group's partner counters (`k`: partner_id, program_id) are locked in one order, by id, before
+// they are updated (the update waits on the count, a one-time filter), whatever order the update
+// would meet them in: two groups that share partners (the leads' and the sales', or two processes')
+// then cannot deadlock on them. The customers are locked in the order of the group, but two groups
+// sharing two customers at once is rare, and a deadlock costs only a second pass (domain/lead.ts).
+const LOCK_COUNTERS = `
+    select p.id from partner_programs p join k on p.partner_id = k.partner_id and p.program_id = k.program_id order by p.id for update of p`;
+
 // A group's leads, one statement: each lead's writes hang on its own customer's guarded update
 // (`u`), so a lead whose customer a concurrent lead moved on first writes nothing and the others
 // are written. The group holds each customer once (domain/lead.ts, commitLeads). The partner counters
@@ -112,10 +120,12 @@ const LEADS_WRITE = `
     insert into lead_events (id, program_id, customer_id, click_id, customer_key, email, session_id, page_url, provisional, source, is_test, lead_timestamp, settled_at, created_at)
     select x.lead_id, x.program_id, x.customer_id, x.click_id, x.customer_key, x.email, x.session_id, x.page_url, false, x.source, false, x.lead_at, x.lead_at, x.lead_at
     from x join u on u.id = x.customer_id
-  ), pp as (
+  ), k as (
+    select x.count_for as partner_id, x.program_id, count(*)::int as n from x join u on u.id = x.customer_id where x.count_for is not null group by x.count_for, x.program_id
+  ), lk as (${LOCK_COUNTERS})
+  , pp as (
     update partner_programs p set leads = p.leads + k.n
-    from (select x.count_for, x.program_id, count(*)::int as n from x join u on u.id = x.customer_id where x.count_for is not null group by x.count_for, x.program_id) k
-    where p.partner_id = k.count_for and p.program_id = k.program_id
+    from k where p.partner_id = k.partner_id and p.program_id = k.program_id and (select count(*) from lk) >= 0
   ), o as (
     insert into outbox_events (event_id, type, version, workspace_id, program_id, payload, actor, occurred_at)
     select e.event_id, e.type, e.version, e.workspace_id, e.program_id, e.payload, e.actor, e.occurred_at
@@ -225,10 +235,12 @@ const SALES_WRITE = `
   ), f as (
     insert into platform_fees (commission_id, sale_id, program_id, amount_cents, currency, rate_bps, status, created_at)
     select c.id, ok.sale_id, ok.program_id, ok.fee_amount, ok.currency, ok.fee_rate_bps, ok.fee_status, ok.created_at from ok join c on c.id = ok.commission_id
-  ), m as (
+  ), k as (
+    select ok.partner_id, ok.program_id, count(*)::int as n, sum(ok.amount_cents)::bigint as amount from ok join s on s.id = ok.sale_id where ok.count_metrics group by ok.partner_id, ok.program_id
+  ), lk as (${LOCK_COUNTERS})
+  , m as (
     update partner_programs p set sales = p.sales + k.n, revenue_cents = p.revenue_cents + k.amount
-    from (select ok.partner_id, ok.program_id, count(*)::int as n, sum(ok.amount_cents)::bigint as amount from ok join s on s.id = ok.sale_id where ok.count_metrics group by ok.partner_id, ok.program_id) k
-    where p.partner_id = k.partner_id and p.program_id = k.program_id and p.revenue_cents <= $32::bigint - k.amount
+    from k where p.partner_id = k.partner_id and p.program_id = k.program_id and p.revenue_cents <= $32::bigint - k.amount and (select count(*) from lk) >= 0
     returning p.partner_id, p.program_id
   ), o as (
     insert into outbox_events (event_id, type, version, workspace_id, program_id, payload, actor, occurred_at)
