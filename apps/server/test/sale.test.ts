@@ -378,4 +378,17 @@ describe.skipIf(dbKind !== 'postgres')('[postgres] 4.3 sales that arrive togethe
     expect(await metricsOf(1)).toEqual({ sales: before.pat.sales + pat.length + 2, revenue: before.pat.revenue + revenue(0, pat.length) + 10_000 });
     expect(await metricsOf(2)).toEqual({ sales: before.sam.sales + sam.length, revenue: before.sam.revenue + revenue(pat.length, paying.length) });
   });
+
+  it('sales of a customer converted before go together, each paid on a recurring program; the partner counted once per sale', async () => {
+    const legacy = await leadCustomer('group-recurring', 'p3');
+    expect((await sale(s, { transaction_id: txn('group-rec'), customer_key: legacy.customerKey }, LEGACY_KEY)).status).toBe(200);
+    const counter = async () => Number((await s.db('partner_programs').where({ partner_id: 1, program_id: 3 }).first('sales')).sales);
+    const before = await counter();
+    const ids = Array.from({ length: 12 }, () => txn('group-rec'));
+    const answers = await Promise.all(ids.map((t) => sale(s, { transaction_id: t, customer_key: legacy.customerKey }, LEGACY_KEY)));
+    answers.forEach((res, i) => expect(res.body, res.text).toMatchObject({ success: true, data: { attributed: true, transaction_id: ids[i], commission_id: expect.any(Number), commission_amount_cents: 500, commission_reason: null } }));
+    expect(new Set(answers.map((r) => r.body.data.sale_id)).size).toBe(ids.length);
+    expect(await s.db('commissions').whereIn('sale_id', answers.map((r) => r.body.data.sale_id))).toHaveLength(ids.length);
+    expect(await counter()).toBe(before + ids.length);
+  });
 });

@@ -208,7 +208,7 @@ export async function readForSales(conn: PgUnit, sales: Array<{ ids: { clickId?:
 // A group's sales, one statement. `g` converts each customer whose sale's decision rested on it
 // being unconverted, only if it still is; a sale hangs on its customer's conversion when it needed
 // one (`ok`), so a sale decided on a stale read writes nothing and is decided again. The group holds
-// each customer and each transaction id once (domain/sale.ts); a transaction id stored before fails
+// each transaction id once, and a customer it converts once (domain/sale.ts); a transaction id stored before fails
 // the sale insert and with it the whole statement. The partner counters are added per partner and
 // program, and only while the revenue total stays an exact integer ($32).
 const SALES_WRITE = `

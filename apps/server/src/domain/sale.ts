@@ -285,8 +285,8 @@ async function decideSale(read: SaleRead, { deps, input, programId, now }: Group
  * One group of the sale route's sales on PostgreSQL: one read for all, each decided as recordSale
  * decides, one write for all. A sale settles as its answer, as its refusal, as `undefined`
  * (recordSale decides it: PostgreSQL refused a statement of the group — a duplicate transaction id,
- * say — which then wrote nothing), or goes round again: when an earlier sale of the group has its
- * customer or its transaction id, or when its customer was converted after the read.
+ * say — which then wrote nothing), or goes round again: when an earlier sale of the group converts
+ * its customer or has its transaction id, or when its customer was converted after the read.
  */
 async function commitSales(db: Db, sales: GroupedSale[], outcome: BatchOutcome<SaleOutcome | undefined>): Promise<void> {
   const alone = (indexes: number[]) => indexes.forEach((i) => outcome.done(i, undefined));
@@ -299,7 +299,7 @@ async function commitSales(db: Db, sales: GroupedSale[], outcome: BatchOutcome<S
       return alone(sales.map((_, i) => i));
     }
     const writes: Array<{ index: number; write: SaleWrite; answer: (metricsCounted: boolean) => SaleOutcome }> = [];
-    const customers = new Set<number>();
+    const converting = new Set<number>();
     const transactions = new Set<string>();
     for (const [index, read] of reads.entries()) {
       let decision: SaleDecision;
@@ -313,12 +313,14 @@ async function commitSales(db: Db, sales: GroupedSale[], outcome: BatchOutcome<S
         outcome.done(index, decision.outcome);
         continue;
       }
-      const { sale } = decision.write;
-      if ((sale.customer_id !== null && customers.has(sale.customer_id)) || transactions.has(sale.processor_event_id)) {
+      const { sale, convertCustomer } = decision.write;
+      // Only a conversion makes the group's later sales of that customer stale: a customer read
+      // converted (or without a partner) is decided the same way by every sale of the group.
+      if ((sale.customer_id !== null && converting.has(sale.customer_id)) || transactions.has(sale.processor_event_id)) {
         outcome.again(index);
         continue;
       }
-      if (sale.customer_id !== null) customers.add(sale.customer_id);
+      if (convertCustomer !== null) converting.add(convertCustomer);
       transactions.add(sale.processor_event_id);
       writes.push({ index, ...decision });
     }
