@@ -253,6 +253,39 @@ describe.skipIf(dbKind !== 'postgres')('[postgres] 4.2 leads that arrive togethe
     expect(await leadsOf(2, 1)).toBe(before.sam + sam.length);
   });
 
+  it('a group whose connection is ended mid-write answers 500 for each of its leads, stores none of them, and the next group goes on', async () => {
+    const ids = await Promise.all(Array.from({ length: 6 }, () => click(s)));
+    const held = ids[3]!;
+    // The test's transaction holds the row of one customer: the group that carries its lead waits on it.
+    const trx = await s.db.transaction();
+    let answers: Awaited<ReturnType<TestServer['post']>>[];
+    try {
+      await trx('customers').where({ click_id: held }).update({ click_at: Date.now() });
+      const pending = Promise.all(ids.map((id, i) => s.post(LEAD, { click_id: id, customer_key: `ended-${Date.now()}-${i}` }, bearer(KEY1))));
+      let waiting: { pid: number } | undefined;
+      for (let tries = 0; !waiting && tries < 200; tries++) {
+        const rows = (await s.db.raw(`select pid from pg_stat_activity where wait_event_type = 'Lock' and query like '%update customers c set status = ''lead''%'`)) as { rows: Array<{ pid: number }> };
+        waiting = rows.rows[0];
+        if (!waiting) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(waiting, 'the group waits on the held customer').toBeDefined();
+      await s.db.raw('select pg_terminate_backend(?)', [waiting!.pid]);
+      answers = await pending;
+    } finally {
+      await trx.rollback();
+    }
+    expect(answers[3]!.status, answers[3]!.text).toBe(500);
+    for (const [i, res] of answers.entries()) {
+      expect([200, 500], res.text).toContain(res.status);
+      expect(res.text).not.toContain('terminating');
+      const stored = await s.db('lead_events').where({ click_id: ids[i] });
+      expect(stored, `${i}`).toHaveLength(res.status === 200 ? 1 : 0);
+      expect(await s.db('customers').where({ click_id: ids[i] }).first('status'), `${i}`).toEqual({ status: res.status === 200 ? 'lead' : 'click' });
+    }
+    // Answered 500 and not written: sending it again records it.
+    expect((await s.post(LEAD, { click_id: held, customer_key: `ended-again-${Date.now()}` }, bearer(KEY1))).status).toBe(200);
+  });
+
   it('a statement PostgreSQL refuses costs the rest of the group nothing: each lead is decided again on its own', async () => {
     await s.db.raw(`create function refuse_marked_lead() returns trigger language plpgsql as $$
       begin if new.customer_key = 'refuse-me' then raise exception 'refused for the test'; end if; return new; end $$`);

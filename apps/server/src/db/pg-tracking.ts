@@ -36,10 +36,12 @@ export async function onPgConnection<T>(db: Db, work: (conn: PgUnit) => Promise<
 }
 
 /**
- * PostgreSQL answered the statement with an error: in autocommit that statement wrote nothing
- * (unlike a lost connection, after which its outcome is unknown).
+ * PostgreSQL answered the statement with an error that ended the statement alone: in autocommit
+ * it wrote nothing. Not a lost connection, and not an error that ends the session (FATAL: an
+ * administrator's termination, a shutdown), which can come after the commit — while a committed
+ * transaction waits for a synchronous standby — so after either the outcome is unknown.
  */
-export const isRefusedStatement = (err: unknown): boolean => err instanceof pg.DatabaseError;
+export const isRefusedStatement = (err: unknown): boolean => err instanceof pg.DatabaseError && err.severity !== 'FATAL' && err.severity !== 'PANIC';
 
 /**
  * The customer as findCustomer (db/customers.ts) finds it for a real (not test) flow: by click id,
