@@ -11,7 +11,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS, ROUTES } from '@reftrack/contract';
 import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
-import { click, serverLead } from './helpers/flows.js';
+import { click, sale, serverLead } from './helpers/flows.js';
 import { loadConfig, ConfigError } from '../src/config.js';
 import { startServer } from '../src/server.js';
 
@@ -91,6 +91,20 @@ describe(`[${dbKind}] /metrics`, () => {
     expect(res.text).toMatch(/reftrack_database_up 1/);
     expect(res.text).toMatch(/reftrack_process_resident_memory_bytes \d+/);
     if (dbKind === 'postgres') expect(res.text).toMatch(/reftrack_db_pool_connections\{state="used"\} \d+/);
+  });
+
+  it('counts the leads and sales of each group commit (PostgreSQL; absent on SQLite, which commits its own way)', async () => {
+    const key = `group-metric-${Date.now()}`;
+    await serverLead(s, await click(s), key);
+    expect((await sale(s, { transaction_id: `${key}-txn`, customer_key: key })).status).toBe(200);
+    const text = (await s.get('/metrics', { authorization: `Bearer ${TOKEN}` })).text;
+    if (dbKind === 'sqlite') {
+      expect(text).not.toMatch(/reftrack_tracking_group_size_count/);
+      return;
+    }
+    expect(text).toMatch(/reftrack_tracking_group_size_count\{route="lead"\} [1-9]/);
+    expect(text).toMatch(/reftrack_tracking_group_size_count\{route="sale"\} [1-9]/);
+    expect(text).toMatch(/reftrack_tracking_group_size_bucket\{le="1",route="sale"\} [1-9]/);
   });
 
   it('shows whether the program key watch vouches for its cache (PostgreSQL; absent on SQLite)', async () => {

@@ -36,6 +36,8 @@ export class GroupCommitQueue<I, O> {
   constructor(
     private readonly process: (items: I[], outcome: BatchOutcome<O>) => Promise<void>,
     private readonly maxBatch: number,
+    /** Told each group's size as it starts (the metrics). */
+    private readonly onGroup: (size: number) => void = () => undefined,
   ) {}
 
   submit(item: I): Promise<O> {
@@ -52,6 +54,7 @@ export class GroupCommitQueue<I, O> {
       return;
     }
     this.running = true;
+    this.onGroup(batch.length);
     batch[0]!.context.runInAsyncScope(() => {
       void this.runBatch(batch).finally(() => this.drain());
     });

@@ -73,7 +73,7 @@ function lookupKeys(ids: { clickId?: string; customerKey?: string }, programId: 
 
 // The leads of a group commit (domain/lead.ts, commitLeads), one row each in the order given. A lead id
 // is taken only when the customer is in the key's program (or there is no key): a refused lead
-// leaves no gap in the ids.
+// leaves no gap in the ids (a lead sent round to the next group takes a new one there).
 const LEADS_READ = `
   select x.n, c.*, case when c.id is not null and (c.program_id = x.program_id or x.program_id is null) then nextval('lead_events_id_seq')::int end as next_lead_id
   from unnest($1::text[], $2::text[], $3::int[]) with ordinality as x(click_id, customer_key, program_id, n)

@@ -16,6 +16,7 @@ import { isSqlite } from '../db/knex.js';
 import { isRefusedStatement, onPgConnection, readForLeads, writeLeads, type LeadWrite } from '../db/pg-tracking.js';
 import { GroupCommitQueue, type BatchOutcome } from '../db/group-commit-queue.js';
 import type { Db } from '../db/knex.js';
+import type { Metrics } from '../ops/metrics.js';
 import type { AppDeps } from '../deps.js';
 import { leadObject } from './event-objects.js';
 
@@ -178,10 +179,11 @@ interface GroupedLead {
 const LEAD_GROUP_MAX = 200;
 const leadGroups = new WeakMap<Db, GroupCommitQueue<GroupedLead, LeadResponse | undefined>>();
 
-function leadGroupOf(db: Db): GroupCommitQueue<GroupedLead, LeadResponse | undefined> {
+function leadGroupOf(db: Db, metrics: Metrics): GroupCommitQueue<GroupedLead, LeadResponse | undefined> {
   let group = leadGroups.get(db);
   if (!group) {
-    group = new GroupCommitQueue((leads, outcome) => commitLeads(db, leads, outcome), LEAD_GROUP_MAX);
+    const sizes = metrics.trackingGroupSize.labels('lead');
+    group = new GroupCommitQueue((leads, outcome) => commitLeads(db, leads, outcome), LEAD_GROUP_MAX, (size) => sizes.observe(size));
     leadGroups.set(db, group);
   }
   return group;
@@ -255,9 +257,9 @@ async function commitLeads(db: Db, leads: GroupedLead[], outcome: BatchOutcome<L
  * what createLead answers a concurrent lead that lost: the status 400 with `lead`. Everything
  * else, and SQLite (group-committed in its own way, db/atomic.ts), runs createLead.
  */
-export async function createStandaloneLead(deps: Pick<AppDeps, 'db' | 'atomic' | 'outbox'>, programId: number | undefined, input: LeadInput, source: LeadSource, now: number): Promise<LeadResponse> {
+export async function createStandaloneLead(deps: Pick<AppDeps, 'db' | 'atomic' | 'outbox' | 'ops'>, programId: number | undefined, input: LeadInput, source: LeadSource, now: number): Promise<LeadResponse> {
   if (isSqlite(deps.db)) return createLead(deps.atomic, programId, input, source, now);
-  const response = await leadGroupOf(deps.db).submit({ programId, input, source, now });
+  const response = await leadGroupOf(deps.db, deps.ops.metrics).submit({ programId, input, source, now });
   if (!response) return createLead(deps.atomic, programId, input, source, now);
   deps.outbox.poke();
   return response;

@@ -16,6 +16,7 @@ import { inSavepoint } from '../db/savepoint.js';
 import { isRefusedStatement, onPgConnection, readForSales, writeSales, type SaleRead, type SaleWrite } from '../db/pg-tracking.js';
 import { GroupCommitQueue, type BatchOutcome } from '../db/group-commit-queue.js';
 import type { Db } from '../db/knex.js';
+import type { Metrics } from '../ops/metrics.js';
 import { withinAttributionWindow } from './attribution.js';
 import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from './commission.js';
 import { commissionObject, saleObject } from './event-objects.js';
@@ -215,10 +216,11 @@ interface GroupedSale {
 const SALE_GROUP_MAX = 200;
 const saleGroups = new WeakMap<Db, GroupCommitQueue<GroupedSale, SaleOutcome | undefined>>();
 
-function saleGroupOf(db: Db): GroupCommitQueue<GroupedSale, SaleOutcome | undefined> {
+function saleGroupOf(db: Db, metrics: Metrics): GroupCommitQueue<GroupedSale, SaleOutcome | undefined> {
   let group = saleGroups.get(db);
   if (!group) {
-    group = new GroupCommitQueue((sales, outcome) => commitSales(db, sales, outcome), SALE_GROUP_MAX);
+    const sizes = metrics.trackingGroupSize.labels('sale');
+    group = new GroupCommitQueue((sales, outcome) => commitSales(db, sales, outcome), SALE_GROUP_MAX, (size) => sizes.observe(size));
     saleGroups.set(db, group);
   }
   return group;
@@ -234,11 +236,11 @@ function saleGroupOf(db: Db): GroupCommitQueue<GroupedSale, SaleOutcome | undefi
  * a group PostgreSQL refused (a transaction id stored before, among others), and SQLite
  * (group-committed in its own way) run the transactional path, recordSale.
  */
-export async function recordStandaloneSale(deps: SaleDeps & Pick<AppDeps, 'db' | 'atomic' | 'outbox'>, input: SaleInput, programId: number, now: number): Promise<SaleOutcome> {
+export async function recordStandaloneSale(deps: SaleDeps & Pick<AppDeps, 'db' | 'atomic' | 'outbox' | 'ops'>, input: SaleInput, programId: number, now: number): Promise<SaleOutcome> {
   if (input.testMode) return deps.atomic((trx) => recordTestSale(trx, input, programId, now));
   const alone = () => deps.atomic((trx) => recordSale(trx, deps, input, programId, now));
   if (isSqlite(deps.db)) return alone();
-  const outcome = await saleGroupOf(deps.db).submit({ deps, input, programId, now });
+  const outcome = await saleGroupOf(deps.db, deps.ops.metrics).submit({ deps, input, programId, now });
   if (!outcome) return alone();
   deps.outbox.poke();
   return outcome;

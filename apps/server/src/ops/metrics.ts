@@ -39,6 +39,13 @@ export class Metrics {
     buckets: [1, 2, 5, 10, 30, 60, 120, 250, 500],
     registers: [this.registry],
   });
+  readonly trackingGroupSize = new client.Histogram({
+    name: 'reftrack_tracking_group_size',
+    help: 'Leads or sales per PostgreSQL group commit of the lead and sale routes.',
+    labelNames: ['route'] as const,
+    buckets: [1, 2, 5, 10, 20, 50, 100, 200],
+    registers: [this.registry],
+  });
   readonly clickCommitSeconds = new client.Histogram({
     name: 'reftrack_click_batch_commit_seconds',
     help: 'Time to commit one click batch.',
