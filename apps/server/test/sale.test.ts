@@ -379,6 +379,24 @@ describe.skipIf(dbKind !== 'postgres')('[postgres] 4.3 sales that arrive togethe
     expect(await metricsOf(2)).toEqual({ sales: before.sam.sales + sam.length, revenue: before.sam.revenue + revenue(pat.length, paying.length) });
   });
 
+  it('a statement PostgreSQL refuses costs the rest of the group nothing: each sale is decided again on its own', async () => {
+    await s.db.raw(`create function refuse_marked_sale() returns trigger language plpgsql as $$
+      begin if new.processor_event_id like 'refuse-me-%' then raise exception 'refused for the test'; end if; return new; end $$`);
+    await s.db.raw('create trigger refuse_marked_sale before insert on sale_events for each row execute function refuse_marked_sale()');
+    try {
+      const customers = await Promise.all(Array.from({ length: 9 }, () => leadCustomer('group-refused')));
+      const ids = customers.map((_, i) => (i === 4 ? txn('refuse-me') : txn('group-refused')));
+      const answers = await Promise.all(customers.map((c, i) => sale(s, { transaction_id: ids[i], customer_key: c.customerKey })));
+      answers.forEach((res, i) => expect(res.status, `${i}: ${res.text}`).toBe(i === 4 ? 500 : 200));
+      expect(answers[4]!.text).not.toContain('refused for the test');
+      expect(await s.db('sale_events').where({ processor_event_id: ids[4] })).toHaveLength(0);
+      for (const [i, t] of ids.entries()) if (i !== 4) expect(await s.db('commissions').whereIn('sale_id', s.db('sale_events').where({ processor_event_id: t }).select('id')), t).toHaveLength(1);
+    } finally {
+      await s.db.raw('drop trigger refuse_marked_sale on sale_events');
+      await s.db.raw('drop function refuse_marked_sale()');
+    }
+  });
+
   it('sales of a customer converted before go together, each paid on a recurring program; the partner counted once per sale', async () => {
     const legacy = await leadCustomer('group-recurring', 'p3');
     expect((await sale(s, { transaction_id: txn('group-rec'), customer_key: legacy.customerKey }, LEGACY_KEY)).status).toBe(200);

@@ -10,6 +10,8 @@
  * request that was in the batch, never to one that has finished.
  */
 import { AsyncResource } from 'node:async_hooks';
+import type { Db } from './knex.js';
+import type { Metrics } from '../ops/metrics.js';
 
 interface Waiting<I, O> {
   item: I;
@@ -87,4 +89,21 @@ export class GroupCommitQueue<I, O> {
     // Items sent round again go first: they arrived before everything waiting now.
     this.waiting.unshift(...retry);
   }
+}
+
+/**
+ * The queues of one route, one per database (a process serves one; tests start several), each
+ * made on first use and reporting its groups' sizes to `reftrack_tracking_group_size`.
+ */
+export function queuePerDatabase<I, O>(route: 'lead' | 'sale', maxGroup: number, process: (db: Db, items: I[], outcome: BatchOutcome<O>) => Promise<void>) {
+  const queues = new WeakMap<Db, GroupCommitQueue<I, O>>();
+  return (db: Db, metrics: Metrics): GroupCommitQueue<I, O> => {
+    let queue = queues.get(db);
+    if (!queue) {
+      const sizes = metrics.trackingGroupSize.labels(route);
+      queue = new GroupCommitQueue<I, O>((items, outcome) => process(db, items, outcome), maxGroup, (size) => sizes.observe(size));
+      queues.set(db, queue);
+    }
+    return queue;
+  };
 }

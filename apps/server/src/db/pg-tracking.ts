@@ -71,6 +71,14 @@ function lookupKeys(ids: { clickId?: string; customerKey?: string }, programId: 
   return [clickId, customerKey, programId ?? null];
 }
 
+/** A group's read: one array per column of `rows` (one row per request), and one answer row per request, in order. */
+async function readGroup(conn: PgUnit, name: string, text: string, rows: unknown[][]): Promise<Record<string, unknown>[]> {
+  const columns = rows[0]!.map((_, c) => rows.map((row) => row[c]));
+  const result = await conn.query({ name, text, values: columns });
+  if (result.rows.length !== rows.length) throw new Error(`${name} answered ${result.rows.length} rows for ${rows.length} requests`);
+  return result.rows as Record<string, unknown>[];
+}
+
 // The leads of a group commit (domain/lead.ts, commitLeads), one row each in the order given. A lead id
 // is taken only when the customer is in the key's program (or there is no key): a refused lead
 // leaves no gap in the ids (a lead sent round to the next group takes a new one there).
@@ -88,10 +96,7 @@ export interface LeadRead {
 
 /** One read for every lead of a group: each one's customer as findCustomer finds it, and its lead id. */
 export async function readForLeads(conn: PgUnit, leads: Array<{ ids: { clickId?: string; customerKey?: string }; programId: number | undefined }>): Promise<LeadRead[]> {
-  const keys = leads.map((l) => lookupKeys(l.ids, l.programId));
-  const result = await conn.query({ name: 'reftrack_lead_read', text: LEADS_READ, values: [0, 1, 2].map((k) => keys.map((key) => key[k])) });
-  const rows = result.rows as Record<string, unknown>[];
-  if (rows.length !== leads.length) throw new Error(`the leads' read answered ${rows.length} rows for ${leads.length} leads`);
+  const rows = await readGroup(conn, 'reftrack_lead_read', LEADS_READ, leads.map((l) => lookupKeys(l.ids, l.programId)));
   return rows.map((row) => ({ customer: row.id == null ? undefined : toRecord(row, false), leadId: row.next_lead_id == null ? null : Number(row.next_lead_id) }));
 }
 
@@ -172,12 +177,15 @@ export async function writeLeads(conn: PgUnit, leads: LeadWrite[]): Promise<Set<
 // The sales of a group commit (domain/sale.ts, commitSales), one row each in the order given: the
 // customer, the key program's terms, the partner's enrolment in it and the partner's e-mail (the
 // self-referral check), and the ids of the sale and its commission, taken only when the customer
-// is in the key's program.
+// is in the key's program; and the sale already stored under its transaction id, if any, so that a
+// resent sale is refused alone instead of failing the group's write (which would send every sale
+// of the group to the transactional path).
 const SALES_READ = `
   select x.n, c.*, pr.commission_type, pr.commission_rate, pr.attribution_window_days, pr.commission_hold_days, pp.id as enrollment_id, pa.email as partner_email,
     case when c.program_id = x.program_id then nextval('sale_events_id_seq')::int end as next_sale_id,
-    case when c.program_id = x.program_id and c.partner_id is not null then nextval('commissions_id_seq')::int end as next_commission_id
-  from unnest($1::text[], $2::text[], $3::int[]) with ordinality as x(click_id, customer_key, program_id, n)
+    case when c.program_id = x.program_id and c.partner_id is not null then nextval('commissions_id_seq')::int end as next_commission_id,
+    (select se.id from sale_events se where se.processor_event_id = x.transaction_id) as stored_sale_id
+  from unnest($1::text[], $2::text[], $3::int[], $4::text[]) with ordinality as x(click_id, customer_key, program_id, transaction_id, n)
   left join lateral (${customerBy('x.click_id', 'x.customer_key', 'x.program_id')}) c on true
   left join programs pr on pr.id = x.program_id
   left join partner_programs pp on pp.program_id = x.program_id and pp.partner_id = c.partner_id
@@ -185,6 +193,8 @@ const SALES_READ = `
   order by x.n`;
 
 export interface SaleRead {
+  /** The sale stored before under this transaction id (null: none when read). */
+  storedSaleId: number | null;
   customer: CustomerRecord | undefined;
   program: { commission_type: unknown; commission_rate: unknown; attribution_window_days: unknown; commission_hold_days: unknown; enrollment_id: unknown };
   emails: { partner_email: string | null; customer_email: string | null };
@@ -193,12 +203,10 @@ export interface SaleRead {
 }
 
 /** One read for every sale of a group. */
-export async function readForSales(conn: PgUnit, sales: Array<{ ids: { clickId?: string; customerKey?: string }; programId: number }>): Promise<SaleRead[]> {
-  const keys = sales.map((l) => lookupKeys(l.ids, l.programId));
-  const result = await conn.query({ name: 'reftrack_sale_read', text: SALES_READ, values: [0, 1, 2].map((k) => keys.map((key) => key[k])) });
-  const rows = result.rows as Record<string, unknown>[];
-  if (rows.length !== sales.length) throw new Error(`the sales' read answered ${rows.length} rows for ${sales.length} sales`);
+export async function readForSales(conn: PgUnit, sales: Array<{ ids: { clickId?: string; customerKey?: string }; programId: number; transactionId: string }>): Promise<SaleRead[]> {
+  const rows = await readGroup(conn, 'reftrack_sale_read', SALES_READ, sales.map((l) => [...lookupKeys(l.ids, l.programId), l.transactionId]));
   return rows.map((row) => ({
+    storedSaleId: row.stored_sale_id == null ? null : Number(row.stored_sale_id),
     customer: row.id == null ? undefined : toRecord(row, false),
     program: row as SaleRead['program'],
     emails: { partner_email: (row.partner_email as string | null) ?? null, customer_email: (row.email as string | null) ?? null },
@@ -210,8 +218,8 @@ export async function readForSales(conn: PgUnit, sales: Array<{ ids: { clickId?:
 // A group's sales, one statement. `g` converts each customer whose sale's decision rested on it
 // being unconverted, only if it still is; a sale hangs on its customer's conversion when it needed
 // one (`ok`), so a sale decided on a stale read writes nothing and is decided again. The group holds
-// each transaction id once, and a customer it converts once (domain/sale.ts); a transaction id stored before fails
-// the sale insert and with it the whole statement. The partner counters are added per partner and
+// each transaction id once, and a customer it converts once (domain/sale.ts); a transaction id stored
+// since the read fails the sale insert and with it the whole statement. The partner counters are added per partner and
 // program, and only while the revenue total stays an exact integer ($32).
 const SALES_WRITE = `
   with x as (

@@ -14,9 +14,8 @@ import { changedRows } from '../db/statement.js';
 import type { Atomic } from '../db/atomic.js';
 import { isSqlite } from '../db/knex.js';
 import { isRefusedStatement, onPgConnection, readForLeads, writeLeads, type LeadWrite } from '../db/pg-tracking.js';
-import { GroupCommitQueue, type BatchOutcome } from '../db/group-commit-queue.js';
+import { queuePerDatabase, type BatchOutcome } from '../db/group-commit-queue.js';
 import type { Db } from '../db/knex.js';
-import type { Metrics } from '../ops/metrics.js';
 import type { AppDeps } from '../deps.js';
 import { leadObject } from './event-objects.js';
 
@@ -177,17 +176,6 @@ interface GroupedLead {
 
 /** Under load a group holds about as many leads as arrive during one read and write; this caps its statements' arrays. */
 const LEAD_GROUP_MAX = 200;
-const leadGroups = new WeakMap<Db, GroupCommitQueue<GroupedLead, LeadResponse | undefined>>();
-
-function leadGroupOf(db: Db, metrics: Metrics): GroupCommitQueue<GroupedLead, LeadResponse | undefined> {
-  let group = leadGroups.get(db);
-  if (!group) {
-    const sizes = metrics.trackingGroupSize.labels('lead');
-    group = new GroupCommitQueue((leads, outcome) => commitLeads(db, leads, outcome), LEAD_GROUP_MAX, (size) => sizes.observe(size));
-    leadGroups.set(db, group);
-  }
-  return group;
-}
 
 /**
  * One group of the lead route's leads on PostgreSQL: one read for all, the same checks and rows as
@@ -247,6 +235,8 @@ async function commitLeads(db: Db, leads: GroupedLead[], outcome: BatchOutcome<L
     }
   });
 }
+
+const leadGroupOf = queuePerDatabase<GroupedLead, LeadResponse | undefined>('lead', LEAD_GROUP_MAX, commitLeads);
 
 /**
  * The lead route's unit (a real lead, not a synthetic chain's). On PostgreSQL the plain 3.1

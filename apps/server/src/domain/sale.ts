@@ -14,9 +14,8 @@ import { findCustomer, type CustomerRecord } from '../db/customers.js';
 import { isSqlite, isUniqueViolation } from '../db/knex.js';
 import { inSavepoint } from '../db/savepoint.js';
 import { isRefusedStatement, onPgConnection, readForSales, writeSales, type SaleRead, type SaleWrite } from '../db/pg-tracking.js';
-import { GroupCommitQueue, type BatchOutcome } from '../db/group-commit-queue.js';
+import { queuePerDatabase, type BatchOutcome } from '../db/group-commit-queue.js';
 import type { Db } from '../db/knex.js';
-import type { Metrics } from '../ops/metrics.js';
 import { withinAttributionWindow } from './attribution.js';
 import { commissionAmount, paysThisSale, platformFee, PLATFORM_FEE_BPS } from './commission.js';
 import { commissionObject, saleObject } from './event-objects.js';
@@ -214,17 +213,6 @@ interface GroupedSale {
 
 /** Caps a group's arrays (domain/lead.ts, LEAD_GROUP_MAX). */
 const SALE_GROUP_MAX = 200;
-const saleGroups = new WeakMap<Db, GroupCommitQueue<GroupedSale, SaleOutcome | undefined>>();
-
-function saleGroupOf(db: Db, metrics: Metrics): GroupCommitQueue<GroupedSale, SaleOutcome | undefined> {
-  let group = saleGroups.get(db);
-  if (!group) {
-    const sizes = metrics.trackingGroupSize.labels('sale');
-    group = new GroupCommitQueue((sales, outcome) => commitSales(db, sales, outcome), SALE_GROUP_MAX, (size) => sizes.observe(size));
-    saleGroups.set(db, group);
-  }
-  return group;
-}
 
 /**
  * The sale route's unit. On PostgreSQL a real sale goes in a group commit (commitSales): one read
@@ -295,7 +283,7 @@ async function commitSales(db: Db, sales: GroupedSale[], outcome: BatchOutcome<S
   await onPgConnection(db, async (conn) => {
     let reads;
     try {
-      reads = await readForSales(conn, sales.map((s) => ({ ids: { clickId: s.input.clickId, customerKey: s.input.customerKey }, programId: s.programId })));
+      reads = await readForSales(conn, sales.map((s) => ({ ids: { clickId: s.input.clickId, customerKey: s.input.customerKey }, programId: s.programId, transactionId: s.input.transactionId! })));
     } catch (err) {
       if (!isRefusedStatement(err)) throw err;
       return alone(sales.map((_, i) => i));
@@ -316,6 +304,11 @@ async function commitSales(db: Db, sales: GroupedSale[], outcome: BatchOutcome<S
         continue;
       }
       const { sale, convertCustomer } = decision.write;
+      // Rule 3 where recordSale meets it, at the insert: after the checks and the window.
+      if (reads[index]!.storedSaleId !== null) {
+        outcome.failed(index, new DuplicateSale(sale.processor_event_id));
+        continue;
+      }
       // Only a conversion makes the group's later sales of that customer stale: a customer read
       // converted (or without a partner) is decided the same way by every sale of the group.
       if ((sale.customer_id !== null && converting.has(sale.customer_id)) || transactions.has(sale.processor_event_id)) {
@@ -341,6 +334,8 @@ async function commitSales(db: Db, sales: GroupedSale[], outcome: BatchOutcome<S
     }
   });
 }
+
+const saleGroupOf = queuePerDatabase<GroupedSale, SaleOutcome | undefined>('sale', SALE_GROUP_MAX, commitSales);
 
 /** An e-mail address compared for self-referral: lower case, without a `+tag` (pat+shop@x is pat@x). */
 function comparable(email: string | null | undefined): string | null {
