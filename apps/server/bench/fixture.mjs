@@ -13,6 +13,10 @@
 export const PROGRAM1_KEY = 'aff_0123456789abcdefghijABCDEFGHIJ01';
 /** The link the measured click run hits (the design's sample link). */
 export const HOT_LINK = 'pat20';
+/** The measured click request's headers and body (run.mjs, instruction-counts.mjs): a browser's click on the hot link. */
+export const CLICK_USER_AGENT = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+export const CLICK_HEADERS = { 'Content-Type': 'application/json', 'User-Agent': CLICK_USER_AGENT };
+export const CLICK_BODY = JSON.stringify({ affiliate_url: `https://acme.test/?aff=${HOT_LINK}`, page_url: 'https://acme.test/', session_id: 's1' });
 
 /**
  * A distinct 36-character key per program: `aff_bench` + six digits + fixed filler.

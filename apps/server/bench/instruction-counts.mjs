@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
- * Instructions the server executes per lead or per sale on SQLite, counted by Valgrind's callgrind:
- * a measure of work that the host's other load cannot move, for A/B comparisons of two builds
- * (issue 18's "lead and sale rates stay within 10% of d26b411's", which wall-clock runs on a busy
- * two-core host could not settle for the sale route). Needs valgrind (callgrind, callgrind_control).
+ * Instructions the server executes per click, lead or sale on SQLite, counted by Valgrind's
+ * callgrind: a measure of work that the host's other load cannot move, for A/B comparisons of two
+ * builds (issue 18's "lead and sale rates stay within 10% of d26b411's" and its click share, which
+ * wall-clock runs on a busy two-core host could not settle). Needs valgrind (callgrind,
+ * callgrind_control).
  *
- *   node apps/server/bench/instruction-counts.mjs --route lead|sale [--count 1000] [--warmup 20000]
+ *   node apps/server/bench/instruction-counts.mjs --route click|lead|sale [--count 1000] [--warmup 20000]
  *        [--concurrency 20] [--programs 2000] [--server-dir DIR] [--stats-replay 10000]
  *        [--idle-seconds 5] [--idle-pct 10] [--node-args "--no-memory-reducer"] [--out DIR]
  *
@@ -28,8 +29,10 @@
  *    Node gets `--no-memory-reducer` (`--node-args`): V8's memory reducer starts garbage
  *    collections when the allocation rate per wall-clock millisecond looks low, which ~50 times
  *    slower under Valgrind it does even under load; at full speed under load it does not run.
- * 2. The customers the route needs are made as run.mjs makes them: clicks rotated over every
- *    program's link (each answer's click id kept), then for the sale route a lead on each, so that
+ * 2. For the click route, nothing: its requests are run.mjs's (the hot link, the same body and
+ *    headers). For the others, the customers the route needs are made as run.mjs makes them:
+ *    clicks rotated over every program's link (each answer's click id kept), then for the sale
+ *    route a lead on each, so that
  *    each sale is a customer's first, with its program's key, keys rotated over the programs (the
  *    sale route allows 120 a minute per key; no key gets more than a dozen here).
  * 3. `--warmup` requests of the route, uninstrumented: about what run.mjs's 2 s warm-up sends at
@@ -68,6 +71,12 @@
  * whatever the server paces by the clock (the event loop's outbox runner's 100 ms rounds, group
  * commits that gather what arrives meanwhile) sees fewer requests per round than at full speed.
  * Waits for a lock or for I/O cost no instructions; system calls count only their user-space part.
+ * The click route feels this most: under Valgrind a click batch holds one or two clicks instead of
+ * tens, so the work paid per batch (the message to the writer thread and its answer, the batch's
+ * `clicks.recorded` event and the outbox consumers that read it) weighs some twenty times what it
+ * does at full speed, and the event loop's timers (outbox and webhook polls), paid per second, are
+ * most of the difference between two builds unless taken off: hence "the event loop less its idle
+ * rate", the figure to compare for the click lane's own work.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -76,7 +85,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildFixture, programDomain, programKey, programLink } from './fixture.mjs';
+import { buildFixture, CLICK_BODY, CLICK_HEADERS, programDomain, programKey, programLink } from './fixture.mjs';
 import { createSqlite, outboxBehind, writeCounts } from './db.mjs';
 import { randomIp } from './load.mjs';
 import { freePort, logSummary, processCpuSeconds, round, seed, SERVER_DIR, serverEnv, snapshotServer, stopChild, tail, waitFor200, waitForIdle } from './processes.mjs';
@@ -87,8 +96,6 @@ const HARNESS_ROOT = path.resolve(SERVER_DIR, '..', '..');
 const CLICK_PATH = '/api/v1/track/click';
 const LEAD_PATH = '/api/v1/track/lead';
 const SALE_PATH = '/api/v1/track/sale';
-// run.mjs's click request, so that the customers are made by the same route and inputs.
-const USER_AGENT = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
 function parseOptions() {
   const { values } = parseArgs({
@@ -125,9 +132,9 @@ function parseOptions() {
     if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}`);
     return n;
   };
-  if (values.route !== 'lead' && values.route !== 'sale') throw new Error('--route must be lead or sale');
+  if (values.route !== 'click' && values.route !== 'lead' && values.route !== 'sale') throw new Error('--route must be click, lead or sale');
   return {
-    route: /** @type {'lead' | 'sale'} */ (values.route),
+    route: /** @type {'click' | 'lead' | 'sale'} */ (values.route),
     count: int('count', 1),
     warmup: int('warmup', 0),
     concurrency: int('concurrency', 1),
@@ -471,7 +478,8 @@ async function main() {
   // (a second lead on a customer is refused; a second sale would be a repeat sale, not the bench's
   // first sales), so the warm-up and the measured requests together need that many.
   const total = opts.warmup + opts.count;
-  const clicks = opts.route === 'lead' ? total : Math.max(total, opts.programs);
+  // The click route makes its own customers: none beforehand.
+  const clicks = opts.route === 'click' ? 0 : opts.route === 'lead' ? total : Math.max(total, opts.programs);
   /** @type {Array<{ clickId: string, program: number }>} */
   const ids = [];
   let t = Date.now();
@@ -484,7 +492,8 @@ async function main() {
       const domain = programDomain(p);
       return {
         path: CLICK_PATH,
-        headers: { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT },
+        // run.mjs's click headers, so that the customers are made by the same route and inputs.
+        headers: CLICK_HEADERS,
         body: JSON.stringify({ affiliate_url: `https://${domain}/?aff=${programLink(p)}`, page_url: `https://${domain}/`, session_id: `s${i}` }),
       };
     },
@@ -493,7 +502,7 @@ async function main() {
     },
   );
   requireAll2xx('clicks', clickRun, clicks);
-  console.log(`made ${clicks} click ids over ${Math.min(clicks, opts.programs)} programs' links in ${((Date.now() - t) / 1000).toFixed(0)} s`);
+  if (clicks > 0) console.log(`made ${clicks} click ids over ${Math.min(clicks, opts.programs)} programs' links in ${((Date.now() - t) / 1000).toFixed(0)} s`);
 
   /** @param {number} i */
   const leadRequest = (i) => ({
@@ -503,6 +512,8 @@ async function main() {
   });
   /** @type {(i: number) => Req} the measured route's i-th request (0-based over warm-up and measured) */
   let routeRequest = leadRequest;
+  // run.mjs's click: every request on the hot link, one program, the same body.
+  if (opts.route === 'click') routeRequest = () => ({ path: CLICK_PATH, headers: CLICK_HEADERS, body: CLICK_BODY });
   if (opts.route === 'sale') {
     t = Date.now();
     requireAll2xx('leads for the sale run', await sendAll(server.url, clicks, opts.concurrency, leadRequest), clicks);
@@ -598,7 +609,9 @@ async function main() {
   // The database must hold exactly the acknowledged writes: warm-up and measured requests all
   // answered 2xx, none was in flight at a cut-off (slack 0).
   const acked = opts.warmup + opts.count;
-  const grew = opts.route === 'lead'
+  const grew = opts.route === 'click'
+    ? [['click_events', after.clickEvents - before.clickEvents], ['customers', after.customers - before.customers], ['referral_links.clicks', after.linkClicks - before.linkClicks]]
+    : opts.route === 'lead'
     ? [['lead_events', after.leadEvents - before.leadEvents], ['customers in status lead', after.leadCustomers - before.leadCustomers]]
     : [['sale_events', after.saleEvents - before.saleEvents], ['commissions', after.commissions - before.commissions], ['platform_fees', after.platformFees - before.platformFees]];
   const verify = compareStored({ noun: `${opts.route}s`, acked, slack: 0, grew: /** @type {Array<[string, number]>} */ (grew) });
@@ -618,6 +631,8 @@ async function main() {
   // The idle server's rate without its compiler work (compile jobs left from the warm-up land in
   // the idle windows too, and are not the clock's).
   const idleRate = (sum(IDLE) - sum(IDLE, (d) => d.kinds.compiler)) / idleS;
+  const onLoop = (/** @type {Dump} */ d) => d.thread === 1;
+  const loopIdleRate = sum(IDLE, undefined, onLoop) / idleS;
   const n = opts.count;
   const figures = {
     /** Everything the process executed from the first request to idle again. */
@@ -626,6 +641,8 @@ async function main() {
     steady: (work - compilerWork) / n,
     /** And without the idle server's rate over the requests' and the drain's wall-clock time. */
     steadyLessIdle: (work - compilerWork - idleRate * (reqS + drainWallS)) / n,
+    /** The event loop alone, less its own idle rate (its timers) over the same time. */
+    eventLoopLessIdle: (sum(WORK, undefined, onLoop) - loopIdleRate * (reqS + drainWallS)) / n,
     /** Only to the last answer (what the drain adds is the difference to `all`). */
     toLastAnswer: sum([2]) / n,
   };
@@ -701,7 +718,7 @@ async function main() {
     console.log(`  stats thread (callgrind thread ${statsReplay.thread}): ${fmt(statsReplay.perRequestInRun)} per ${r} in the run; ${fmt(statsReplay.perRequest)} per ${r} when it handled the last ${statsReplay.requests} ${r}s' ${statsReplay.events} events in one pass (${statsReplay.seconds} s)`);
     console.log(`  Ir per ${r} with the stats thread's work at one pass of ${statsReplay.events} events: all ${fmt(/** @type {any} */ (figures).allStatsReplayed)} | without V8's compilers ${fmt(/** @type {any} */ (figures).steadyStatsReplayed)} | that less the idle rate ${fmt(/** @type {any} */ (figures).steadyLessIdleStatsReplayed)}`);
   }
-  console.log(`  by thread: event loop ${fmt(byThreadGroup.eventLoop)}, JS worker threads ${fmt(byThreadGroup.jsWorkerThreads)}, helper threads (GC, compiler, libuv) ${fmt(byThreadGroup.helperThreads)}`);
+  console.log(`  by thread: event loop ${fmt(byThreadGroup.eventLoop)} (${fmt(figures.eventLoopLessIdle)} less its idle rate of ${fmt(loopIdleRate)} Ir/s), JS worker threads ${fmt(byThreadGroup.jsWorkerThreads)}, helper threads (GC, compiler, libuv) ${fmt(byThreadGroup.helperThreads)}`);
   console.log(`  by kind: ${KINDS.map((k) => `${k} ${fmt(byKind[k])}`).join(', ')}`);
   console.log(`  threads (callgrind ids, js: runs JavaScript): ${threads.map((x) => `${x.thread}${x.js ? ' js' : ''} ${fmt(x.perRequest)}`).join(', ')}`);
   console.log(`  idle server without compiler work: ${fmt(idleRate)} Ir/s over ${idleS.toFixed(0)} s before and after; × the ${(reqS + drainWallS).toFixed(0)} s of requests and drain = ${fmt((idleRate * (reqS + drainWallS)) / n)} per ${r}`);

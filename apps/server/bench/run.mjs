@@ -21,7 +21,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildFixture, HOT_LINK, programDomain, programKey, programLink } from './fixture.mjs';
+import { buildFixture, CLICK_BODY, CLICK_HEADERS, programDomain, programKey, programLink } from './fixture.mjs';
 import { createPostgres, createSqlite, findPostgres, outboxBehind, writeCounts } from './db.mjs';
 import { runAutocannon, runWrk, wrkAvailable } from './load.mjs';
 import { fileSize, logSummary, round, seed, SERVER_DIR, snapshotServer, startBareServer, startServer, waitForIdle } from './processes.mjs';
@@ -44,9 +44,6 @@ const REPO_ROOT = path.resolve(SERVER_DIR, '..', '..');
 const CLICK_PATH = '/api/v1/track/click';
 const LEAD_PATH = '/api/v1/track/lead';
 const SALE_PATH = '/api/v1/track/sale';
-const USER_AGENT = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
-const CLICK_HEADERS = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT };
-const CLICK_BODY = JSON.stringify({ affiliate_url: `https://acme.test/?aff=${HOT_LINK}`, page_url: 'https://acme.test/', session_id: 's1' });
 /** The sale and refund bucket: 120 a minute per key. Runs stay under it with a margin. */
 const SALE_BUDGET_PER_KEY = 110;
 /** Rounds of the click route, each beside its own bare run; the medians make the ratio. */
