@@ -27,6 +27,7 @@ const PATH = ROUTES.trackClick.path;
 
 /** The request listener of the server: the click lane in front of Koa's. */
 export function withClickLane(deps: AppDeps, koa: RequestListener): RequestListener {
+  const observeAnswer = deps.ops.metrics.requestObserver('POST', PATH, 200);
   const toKoa = (req: IncomingMessage, res: ServerResponse, handoff: Handoff): void => {
     handOff(req, handoff);
     koa(req, res);
@@ -55,7 +56,7 @@ export function withClickLane(deps: AppDeps, koa: RequestListener): RequestListe
     const requestId = requestIdFor(req.headers);
     answerClick(res, requestId, rate, JSON.stringify(answer));
     if (deps.logger.isLevelEnabled('info')) logRequestLine(deps.logger, { requestId, method: 'POST', path: PATH, status: 200 }, started);
-    deps.ops.metrics.observeRequest('POST', PATH, 200, (performance.now() - started) / 1000);
+    observeAnswer((performance.now() - started) / 1000);
   }
 
   return function handleRequest(req, res) {
