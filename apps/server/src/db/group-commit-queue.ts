@@ -95,13 +95,13 @@ export class GroupCommitQueue<I, O> {
  * The queues of one route, one per database (a process serves one; tests start several), each
  * made on first use and reporting its groups' sizes to `reftrack_tracking_group_size`.
  */
-export function queuePerDatabase<I, O>(route: 'lead' | 'sale', maxGroup: number, process: (db: Db, items: I[], outcome: BatchOutcome<O>) => Promise<void>) {
+export function queuePerDatabase<I, O>(route: 'lead' | 'sale', maxGroup: number, commit: (db: Db, items: I[], outcome: BatchOutcome<O>) => Promise<void>) {
   const queues = new WeakMap<Db, GroupCommitQueue<I, O>>();
   return (db: Db, metrics: Metrics): GroupCommitQueue<I, O> => {
     let queue = queues.get(db);
     if (!queue) {
       const sizes = metrics.trackingGroupSize.labels(route);
-      queue = new GroupCommitQueue<I, O>((items, outcome) => process(db, items, outcome), maxGroup, (size) => sizes.observe(size));
+      queue = new GroupCommitQueue<I, O>((items, outcome) => commit(db, items, outcome), maxGroup, (size) => sizes.observe(size));
       queues.set(db, queue);
     }
     return queue;
