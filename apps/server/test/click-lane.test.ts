@@ -4,6 +4,7 @@
  * string, so each answer of the lane is compared here with Koa's answer to the same request.
  */
 import http from 'node:http';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import Koa from 'koa';
 import pino from 'pino';
@@ -50,6 +51,26 @@ function comparable(a: RawAnswer): unknown {
   for (const h of ['x-request-id', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'date']) delete headers[h];
   const body = JSON.parse(JSON.stringify(a.body ?? null).replace(/"(clk|rt)_[0-9A-Za-z]+"/g, '"ID"').replace(/"[0-9a-f]{8}-[0-9a-f-]{27}"/g, '"REQUEST_ID"').replace(/"eventId":\d+/g, '"eventId":0'));
   return { status: a.status, names: a.names, headers, body };
+}
+
+/**
+ * A request written over a raw socket in pieces, 30 ms apart, so that the body arrives after its
+ * headers; answers the whole response text, or '' when `hangUp` closes the socket after the pieces.
+ */
+async function rawExchange(url: string, pieces: string[], options: { hangUp?: boolean } = {}): Promise<string> {
+  const { port } = new URL(url);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let text = '';
+  socket.setEncoding('utf8').on('data', (d: string) => (text += d));
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  for (const piece of pieces) {
+    socket.write(piece);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+  if (options.hangUp) socket.destroy();
+  await ended;
+  return text;
 }
 
 let s: TestServer;
@@ -141,6 +162,24 @@ describe(`[${dbKind}] 4.1 the click lane answers as Koa does`, () => {
       remaining.push(String(answer.headers['x-ratelimit-remaining']));
     }
     expect(remaining).toEqual(['59', '58', '57']);
+  });
+
+  it('reads a body that comes after its headers, in pieces, as one body', async () => {
+    const body = JSON.stringify({ affiliate_url: 'https://acme.test/?aff=sam10', session_id: 'lane-split' });
+    const head = `POST ${LANE} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Forwarded-For: ${freshIp()}\r\nConnection: close\r\n\r\n`;
+    const answer = await rawExchange(s.url, [head, body.slice(0, 10), body.slice(10)]);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    const clickId = /"click_id":"([^"]+)"/.exec(answer)?.[1];
+    expect(await s.db('click_events').where({ click_id: clickId, session_id: 'lane-split' }).first()).toBeTruthy();
+  });
+
+  it('records nothing for a client that goes away before its body is whole, and answers the next click', async () => {
+    const body = JSON.stringify({ affiliate_url: 'https://acme.test/?aff=sam10', session_id: 'lane-gone' });
+    const head = `POST ${LANE} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Forwarded-For: ${freshIp()}\r\n\r\n`;
+    await rawExchange(s.url, [head, body.slice(0, 10)], { hangUp: true });
+    const next = await rawPost(s.url, LANE, JSON.stringify({ affiliate_url: 'https://acme.test/?aff=sam10' }), { 'x-forwarded-for': freshIp() });
+    expect(next.status).toBe(200);
+    expect(await s.db('click_events').where({ session_id: 'lane-gone' }).first()).toBeUndefined();
   });
 
   it('hands the 61st click of a minute to Koa, which refuses it with 429, Retry-After and the typed body (7.7)', async () => {
