@@ -95,15 +95,18 @@ function takeBuffered(req: IncomingMessage): Buffer {
   return (req.read() as Buffer | null) ?? Buffer.alloc(0);
 }
 
+/** Not an answer (the client is gone): the failure Koa's route renders and logs for it. */
+const closedEarly = (): Error => new Error('request closed before its body was read');
+
 function streamBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    if (req.destroyed) return reject(new Error('request closed before its body was read'));
+    if (req.destroyed) return reject(closedEarly());
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
     req.on('error', reject);
     // A client that goes away mid-body ends the wait; the request is then handed to Koa with the error.
-    req.on('close', () => reject(new Error('request closed before its body was read')));
+    req.on('close', () => reject(closedEarly()));
   });
 }
 
