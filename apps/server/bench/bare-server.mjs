@@ -6,21 +6,50 @@
  *
  * Run as its own child process (never inside the benchmark process, which may be the load
  * generator): `PORT=<port> HOST=127.0.0.1 node bench/bare-server.mjs`. Prints `listening <port>`.
+ *
+ * `BARE_ANSWER` (JSON, used by answer-cost.mjs) replaces the answer with another one, to measure
+ * what the parts of the real click answer cost a server that does nothing else:
+ * `{ "headers": [[name, value], ...], "body": "...", "requestIdHeader"?: name, "parse"?: true }`
+ * gives those headers in that order (the request id header with a new UUID per answer) and that
+ * body, after parsing the request's body as JSON when `parse` is set.
  */
+import crypto from 'node:crypto';
 import http from 'node:http';
 
 const BODY = JSON.stringify({ success: true, click_id: 'clk_x', partner_code: 'p', cookie_window_days: 60 });
 const LENGTH = String(Buffer.byteLength(BODY));
 
+/** @type {{ headers: Array<[string, string]>, body: string, requestIdHeader?: string, parse?: boolean } | undefined} */
+const ANSWER = process.env.BARE_ANSWER ? JSON.parse(process.env.BARE_ANSWER) : undefined;
+
+/** @param {Buffer} raw @param {http.ServerResponse} res */
+function answerAs(raw, res) {
+  if (!ANSWER) {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': LENGTH });
+    res.end(BODY);
+    return;
+  }
+  if (ANSWER.parse) {
+    try {
+      JSON.parse(raw.toString('utf8'));
+    } catch {
+      res.writeHead(400, { 'content-length': '0' });
+      res.end();
+      return;
+    }
+  }
+  // A flat list, as the click lane gives writeHead its headers.
+  const headers = [];
+  for (const [name, value] of ANSWER.headers) headers.push(name, name === ANSWER.requestIdHeader ? crypto.randomUUID() : value);
+  res.writeHead(200, headers);
+  res.end(ANSWER.body);
+}
+
 const server = http.createServer((req, res) => {
   // Read the body to the end, as the real route must before it can parse it.
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    Buffer.concat(chunks);
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': LENGTH });
-    res.end(BODY);
-  });
+  req.on('end', () => answerAs(Buffer.concat(chunks), res));
 });
 // Same keep-alive as the real server, so connections are reused the same way.
 server.keepAliveTimeout = 65_000;

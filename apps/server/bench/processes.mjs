@@ -227,13 +227,14 @@ export async function stopChild(child, graceMs = 15_000) {
 }
 
 /**
- * Starts the bare baseline server.
+ * Starts the bare baseline server; `env` adds to its environment (BARE_ANSWER: bare-server.mjs).
+ * @param {Record<string, string>} [env]
  * @returns {Promise<{ url: string, pids: () => number[], stop: () => Promise<void> }>}
  */
-export async function startBareServer() {
+export async function startBareServer(env = {}) {
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(BENCH_DIR, 'bare-server.mjs')], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise((resolve, reject) => {
