@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { buildFixture, CLICK_BODY, CLICK_HEADERS } from './fixture.mjs';
 import { createSqlite } from './db.mjs';
 import { runWrk, wrkAvailable } from './load.mjs';
+import { medianBy } from './measure.mjs';
 import { seed, snapshotServer, startBareServer, startServer } from './processes.mjs';
 
 const CLICK_PATH = '/api/v1/track/click';
@@ -53,9 +54,6 @@ function clickAnswer(url) {
     req.end(CLICK_BODY);
   });
 }
-
-/** @param {number[]} xs */
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
   const { values } = parseArgs({
@@ -97,7 +95,7 @@ async function main() {
 
     const variants = [
       { name: 'plain (the bench\'s bare server)', env: {} },
-      { name: '+ the click\'s headers and body, fixed values', env: { BARE_ANSWER: JSON.stringify({ ...answer }) } },
+      { name: '+ the click\'s headers and body, fixed values', env: { BARE_ANSWER: JSON.stringify(answer) } },
       { name: '+ a new request id per answer', env: { BARE_ANSWER: JSON.stringify({ ...answer, requestIdHeader }) } },
       { name: '+ the request body parsed as JSON', env: { BARE_ANSWER: JSON.stringify({ ...answer, requestIdHeader, parse: true }) } },
     ];
@@ -118,6 +116,7 @@ async function main() {
         }
       }
     }
+    const median = (/** @type {number[]} */ xs) => medianBy(xs, (x) => x);
     const plain = median(rates[0]);
     console.log(`\n${'variant'.padEnd(50)}  ${'req/s per round'.padEnd(28)}  × plain (medians)`);
     for (const [i, v] of variants.entries()) {

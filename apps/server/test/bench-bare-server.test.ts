@@ -4,23 +4,16 @@
  * body, and parses the request body when asked. A variant that gave less than it was told would
  * make the click's answer look cheaper than it is.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startBareServer } from '../bench/processes.mjs';
 
-const BARE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../bench/bare-server.mjs');
-const children: ChildProcess[] = [];
+const servers: Array<{ stop: () => Promise<void> }> = [];
 
 async function startBare(env: Record<string, string>): Promise<string> {
-  const child = spawn(process.execPath, [BARE], { env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  const port = await new Promise<string>((resolve, reject) => {
-    child.stdout!.once('data', (d: Buffer) => resolve(/listening (\d+)/.exec(String(d))![1]));
-    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
-  });
-  return `http://127.0.0.1:${port}`;
+  const bare = await startBareServer(env);
+  servers.push(bare);
+  return bare.url;
 }
 
 function post(url: string, body: string): Promise<{ status: number; rawHeaders: string[]; body: string }> {
@@ -39,8 +32,8 @@ function post(url: string, body: string): Promise<{ status: number; rawHeaders: 
 const names = (rawHeaders: string[]) => rawHeaders.filter((_, i) => i % 2 === 0);
 const header = (rawHeaders: string[], name: string) => rawHeaders[rawHeaders.indexOf(name) + 1];
 
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill();
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
 });
 
 describe('bench bare server', () => {
