@@ -147,12 +147,42 @@ interface LinkCount {
 interface ClickGroup {
   /** The group's first click: its link, hour and dimensions are the group's. */
   click: ClickWrite;
+  /** The UTC hour of the group's clicks, in hours since the epoch. */
+  hour: number;
   /** The group's earliest and latest click times. */
   first: number;
   last: number;
   clicks: number;
   unique: number;
   bots: number;
+}
+
+/** Whether two clicks' dimension values are the same, value by value. */
+function sameDimensions(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The group of the batch this click belongs to: same link (hence program), hour and bot flag, and
+ * for a human's click the same dimensions. A batch holds a few groups per link, so they are found
+ * by comparing values: a string key per click (its numbers and eight dimensions joined, then hashed
+ * by the Map) cost about as much as the rest of the batch's sums together (docs/performance.md).
+ */
+function groupOf(byLink: Map<number, ClickGroup[]>, all: ClickGroup[], w: ClickWrite): ClickGroup {
+  const hour = Math.floor(w.at / HOUR_MS);
+  let groups = byLink.get(w.linkId);
+  if (!groups) byLink.set(w.linkId, (groups = []));
+  for (const group of groups) {
+    const c = group.click;
+    if (group.hour === hour && c.bot === w.bot && c.programId === w.programId && (w.bot || sameDimensions(c.dims, w.dims))) return group;
+  }
+  const group: ClickGroup = { click: w, hour, first: w.at, last: w.at, clicks: 0, unique: 0, bots: 0 };
+  groups.push(group);
+  all.push(group);
+  return group;
 }
 
 /**
@@ -165,17 +195,15 @@ function reduce(batch: Pending[], unique: UniqueClickWindow): BatchRows {
   const customers: Row[] = [];
   const events: Row[] = [];
   const links = new Map<number, LinkCount>();
-  const enrollments = new Map<string, { partnerId: number; programId: number; n: number; at: number }>();
   // A batch's clicks mostly share link, hour and dimensions: summed here, they travel as a few
   // entries of the outbox event, and the stats consumer adds a pass's worth of batches to the
   // rollups at once (jobs/stats-clicks.ts) — the click batch itself writes no rollup row.
-  const groups = new Map<string, ClickGroup>();
+  const groupsByLink = new Map<number, ClickGroup[]>();
+  const groups: ClickGroup[] = [];
   for (const { write: w } of batch) {
     if (w.customer) customers.push(w.customer);
     events.push(w.event);
-    const groupKey = `${w.programId}\u0001${w.linkId}\u0001${Math.floor(w.at / HOUR_MS)}\u0001${w.bot ? '' : (w.dims ?? []).join('\u0001')}\u0001${w.bot}`;
-    let group = groups.get(groupKey);
-    if (!group) groups.set(groupKey, (group = { click: w, first: w.at, last: w.at, clicks: 0, unique: 0, bots: 0 }));
+    const group = groupOf(groupsByLink, groups, w);
     if (w.at > group.last) group.last = w.at;
     else if (w.at < group.first) group.first = w.at;
     if (w.bot) {
@@ -191,24 +219,29 @@ function reduce(batch: Pending[], unique: UniqueClickWindow): BatchRows {
     } else {
       links.set(w.linkId, { id: w.linkId, n: 1, at: w.at, partnerId: w.partnerId, programId: w.programId });
     }
-    const key = `${w.partnerId}:${w.programId}`;
-    const pp = enrollments.get(key);
-    if (pp) {
-      pp.n += 1;
-      pp.at = Math.max(pp.at, w.at);
-    } else {
-      enrollments.set(key, { partnerId: w.partnerId, programId: w.programId, n: 1, at: w.at });
-    }
   }
   // Rows are locked in one order (by key) so that two batches in flight cannot deadlock.
   const linkRows = [...links.values()].sort((a, b) => a.id - b.id);
-  return {
-    customers,
-    events,
-    outbox: clicksRecorded(linkRows, groups.values()),
-    links: linkRows,
-    enrollments: [...enrollments.values()].sort((a, b) => a.partnerId - b.partnerId || a.programId - b.programId),
-  };
+  return { customers, events, outbox: clicksRecorded(linkRows, groups), links: linkRows, enrollments: enrollmentCounts(linkRows) };
+}
+
+/**
+ * The partner-program counters' increments: a link belongs to one partner and one program, so
+ * they are its links' counts summed, in (partner, program) order.
+ */
+function enrollmentCounts(links: LinkCount[]): BatchRows['enrollments'] {
+  const byEnrollment = new Map<string, { partnerId: number; programId: number; n: number; at: number }>();
+  for (const { partnerId, programId, n, at } of links) {
+    const key = `${partnerId}:${programId}`;
+    const pp = byEnrollment.get(key);
+    if (pp) {
+      pp.n += n;
+      if (at > pp.at) pp.at = at;
+    } else {
+      byEnrollment.set(key, { partnerId, programId, n, at });
+    }
+  }
+  return [...byEnrollment.values()].sort((a, b) => a.partnerId - b.partnerId || a.programId - b.programId);
 }
 
 const CLICKS_RECORDED = 'clicks.recorded';
@@ -252,10 +285,10 @@ function clicksRecorded(links: LinkCount[], groups: Iterable<ClickGroup>): Row[]
       links: part.links.map((link) => ({ link_id: link.id, partner_id: link.partnerId, clicks: link.n })),
       first_at: new Date(part.first).toISOString(),
       last_at: new Date(part.last).toISOString(),
-      rollups: part.groups.map(({ click, clicks: n, unique, bots }) => ({
+      rollups: part.groups.map(({ click, hour, clicks: n, unique, bots }) => ({
         link_id: click.linkId,
         partner_id: click.partnerId,
-        hour: new Date(Math.floor(click.at / HOUR_MS) * HOUR_MS).toISOString(),
+        hour: new Date(hour * HOUR_MS).toISOString(),
         dims: click.bot ? null : click.dims,
         clicks: n,
         unique_clicks: unique,
