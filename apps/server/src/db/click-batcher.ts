@@ -166,10 +166,11 @@ function sameDimensions(a: readonly string[] | null, b: readonly string[] | null
 }
 
 /**
- * The group of the batch this click belongs to: same link (hence program), hour and bot flag, and
- * for a human's click the same dimensions. A batch holds a few groups per link, so they are found
- * by comparing values: a string key per click (its numbers and eight dimensions joined, then hashed
- * by the Map) cost about as much as the rest of the batch's sums together (docs/performance.md).
+ * The group of the batch this click belongs to: same link and program, hour and bot flag, and for
+ * a human's click the same dimension values. A batch holds a few groups per link, so they are found
+ * by comparing values: a string key per click (its numbers and seven dimension values joined, then
+ * hashed by the Map) cost about a quarter of the batch's sums (docs/performance.md, "The batch's
+ * sums without string keys").
  */
 function groupOf(byLink: Map<number, ClickGroup[]>, all: ClickGroup[], w: ClickWrite): ClickGroup {
   const hour = Math.floor(w.at / HOUR_MS);
