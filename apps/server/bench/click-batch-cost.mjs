@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
  * What the click batch costs the event loop per click by itself: the click lane's ClickBatcher
- * (src/db/click-batcher.ts, bundled from the sources into a temporary directory of node_modules/.cache) given batches of
- * 20 clicks of the bench's kind — one link, a new visitor each, the same dimensions — with a
- * writer that commits nothing. It measures `submit`, the batch's hand-off and its sums (the rows,
- * the counters, the unique-click window, the rollup groups and the `clicks.recorded` event), and
- * the building of each click's write, which every variant pays alike.
+ * (src/db/click-batcher.ts, bundled from the sources into a temporary directory of
+ * node_modules/.cache) given batches of 20 clicks of the bench's kind — one link, a new visitor
+ * each, the same dimensions — with a writer that commits nothing. It measures `submit`, the
+ * batch's hand-off and its sums (the rows, the counters, the unique-click window, the rollup groups
+ * and the `clicks.recorded` event), and the building of each click's write, which every variant
+ * pays alike.
  *
  *   node apps/server/bench/click-batch-cost.mjs [--rounds 12] [--batches 2000]
  *
@@ -24,6 +25,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'tsup';
+import { medianBy } from './measure.mjs';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '12' }, batches: { type: 'string', default: '2000' } } });
 const rounds = Number(values.rounds);
@@ -70,8 +72,8 @@ try {
   }
   if (written !== rounds * batches * BATCH) throw new Error(`the writer was given ${written} clicks of ${rounds * batches * BATCH}`);
   // The first rounds run before V8 has optimized the batcher: left out of the median when there are more.
-  const settled = (rounds > 2 ? perClick.slice(2) : perClick).sort((a, b) => a - b);
-  console.log(`click batch: ${rounds} round(s) of ${batches} batches of ${BATCH} clicks; µs per click: median ${settled[settled.length >> 1].toFixed(3)}, fastest ${settled[0].toFixed(3)}`);
+  const settled = rounds > 2 ? perClick.slice(2) : perClick;
+  console.log(`click batch: ${rounds} round(s) of ${batches} batches of ${BATCH} clicks; µs per click: median ${medianBy(settled, (x) => x).toFixed(3)}, fastest ${Math.min(...settled).toFixed(3)}`);
 } finally {
   fs.rmSync(outDir, { recursive: true, force: true });
 }

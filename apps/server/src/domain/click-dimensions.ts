@@ -42,10 +42,9 @@ function utmOf(url: string | null): Utm {
   }
 }
 
-/** The values below are in STATS_DIMENSIONS order: a dimension added to the contract fails to compile here. */
-type Dimensions = [country: string, device: string, browser: string, referrer: string, utmSource: string, utmMedium: string, utmCampaign: string];
-const ONE_VALUE_PER_DIMENSION: Dimensions['length'] extends (typeof STATS_DIMENSIONS)['length'] ? true : never = true;
-void ONE_VALUE_PER_DIMENSION;
+/** One string per dimension of the contract: a dimension added there fails to compile below. */
+type StringPer<T extends readonly unknown[]> = { -readonly [K in keyof T]: string };
+type Dimensions = StringPer<typeof STATS_DIMENSIONS>;
 
 /**
  * The click's value of each dimension, in STATS_DIMENSIONS order; '' where unknown. Called per
