@@ -129,29 +129,19 @@ function parseTimeout(value: string | undefined): number {
   return ms;
 }
 
-function days(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+/** A whole number from 0 (to `max`, when given) in the unit the setting's message names; unset: `fallback`. */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, unit: string, max?: number): number {
   const value = env[name];
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 36_500) throw new ConfigError(`${name} must be a whole number of days from 0 to 36500 (got "${value}")`);
-  return n;
+  if (Number.isInteger(n) && n >= 0 && (max === undefined || n <= max)) return n;
+  const range = max === undefined ? '' : ` from 0 to ${max}`;
+  throw new ConfigError(`${name} must be a whole number of ${unit}${range} (got "${value}")`);
 }
 
-function minutes(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = env[name];
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 525_600) throw new ConfigError(`${name} must be a whole number of minutes from 0 to 525600 (got "${value}")`);
-  return n;
-}
-
-function millis(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = env[name];
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a whole number of milliseconds (got "${value}")`);
-  return n;
-}
+const days = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => wholeNumber(env, name, fallback, 'days', 36_500);
+const minutes = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => wholeNumber(env, name, fallback, 'minutes', 525_600);
+const millis = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => wholeNumber(env, name, fallback, 'milliseconds');
 
 function metricsListener(env: NodeJS.ProcessEnv): { metricsPort?: number; metricsHost: string } {
   const metricsHost = env.METRICS_HOST || '127.0.0.1';
