@@ -29,6 +29,12 @@ afterAll(async () => {
 });
 
 const logger = pino({ level: 'silent' });
+/**
+ * The wait of a drain that cannot reach the newest event — its consumer fails, or an open
+ * transaction holds the event back (PostgreSQL) — instead of the default 10 s: its passes still
+ * run, many times over, in this half second.
+ */
+const SHORT_DRAIN_MS = 500;
 let seq = 0;
 
 /** A consumer that writes every event it gets into `test_handled`, in its transaction. */
@@ -110,7 +116,7 @@ describe(`[${dbKind}] the outbox: order and exactly-once handling`, () => {
     const ids = await s.db.transaction((trx) => appendEvents(trx, [programUpdated(1), programUpdated(2)]));
     let failing = true;
     const runner = new OutboxRunner({ db: s.db, now: Date.now, logger }, [recorder('crash', () => failing)]);
-    await runner.drain();
+    await runner.drain(SHORT_DRAIN_MS);
     expect(await handledBy('crash')).toEqual([]);
     failing = false;
     await runner.drain();
@@ -228,7 +234,7 @@ describe(`[${dbKind}] the outbox: order and exactly-once handling`, () => {
     }
     const early = await s.db.transaction((trx) => appendEvents(trx, [programUpdated(501)]));
     const runner = new OutboxRunner({ db: s.db, now: Date.now, logger }, [recorder('late')]);
-    await runner.drain();
+    await runner.drain(SHORT_DRAIN_MS);
     releaseLate();
     const lateIds = await late;
     await runner.drain();
@@ -263,7 +269,7 @@ describe(`[${dbKind}] the outbox: a pass in parts (the stats thread's long passe
     for (let i = 0; i < 7; i++) written.push(...(await s.db.transaction((trx) => appendEvents(trx, [programUpdated(i)]))));
     let dies: number | null = 2;
     const runner = new OutboxRunner({ db: s.db, now: Date.now, logger }, [preparer('resumed', undefined, { perPart: 2, failPart: () => dies })], { batch: 1000 });
-    await runner.drain();
+    await runner.drain(SHORT_DRAIN_MS);
     if (dbKind === 'sqlite') {
       // Parts 0 and 1 committed (four events); part 2 rolled back; the pass stays open at its end.
       expect(await handledBy('resumed')).toEqual(written.slice(0, 4));
