@@ -31,4 +31,25 @@ describe('graceful shutdown', () => {
     expect(events.reduce((n, e) => n + (JSON.parse(e.payload) as { clicks: number }).clicks, 0)).toBe(ok.length);
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   });
+
+  it('logs "stopped" as its last line, with the signal and how long the stop took, after SIGTERM and after SIGINT', async () => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const stopDb = await freshDatabase('sqlite');
+      try {
+        const server = await spawnServer({ DATABASE_URL: stopDb.url, LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '200' });
+        const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
+        server.child.kill(signal);
+        expect(await exited).toBe(0);
+        // The log's JSON lines (Node's own warnings, if any, go to stderr as plain text).
+        const lines = server.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; signal?: string; ms?: number });
+        const last = lines[lines.length - 1];
+        expect(last).toMatchObject({ msg: 'stopped', signal, ms: expect.any(Number) });
+        // SIGTERM drains for the grace period first; SIGINT does not.
+        if (signal === 'SIGTERM') expect(last.ms).toBeGreaterThanOrEqual(200);
+        expect(lines.filter((line) => line.msg === 'shutting down')).toHaveLength(1);
+      } finally {
+        await stopDb.drop();
+      }
+    }
+  });
 });

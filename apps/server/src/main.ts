@@ -102,9 +102,14 @@ async function start(opts: { demo?: boolean; rotateDemoKey?: boolean }): Promise
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    const began = performance.now();
     // SIGTERM drains (readyz 503 for SHUTDOWN_GRACE_MS, then close); SIGINT (Ctrl-C) stops at once.
     (signal === 'SIGTERM' ? running.drain(config.shutdownGraceMs) : running.close()).then(
-      () => process.exit(0),
+      () => {
+        // The last line a supervisor's log shows of a clean stop (pino writes it out at exit).
+        logger.info({ signal, ms: Math.round(performance.now() - began) }, 'stopped');
+        process.exit(0);
+      },
       (err) => {
         logger.error({ err }, 'shutdown failed');
         process.exit(1);
