@@ -178,10 +178,13 @@ describe(`[${dbKind}] the outbox: order and exactly-once handling`, () => {
     };
     const tail = await outboxTail(s.db);
     for (const name of ['loaded', 'quiet']) await s.db('outbox_cursors').insert({ consumer: name, last_txid: tail!.txid, last_id: tail!.id, updated_at: Date.now() });
-    const loaded = new OutboxRunner({ db: s.db, now: Date.now, logger }, [recorder('loaded')], { busy: { eventsPerSecond: 1, gapMs: 60_000 } });
-    const quiet = new OutboxRunner({ db: s.db, now: Date.now, logger }, [recorder('quiet')], { busy: { eventsPerSecond: 1_000_000, gapMs: 60_000 } });
     // The rate is judged over rounds of half a second or more: 10 events in about 0.6 s.
     await burst(5);
+    // Made after the first burst: a runner's first window starts when it is made, and a slow
+    // burst (half a second on a busy CI host) would close that window at its first round, with
+    // five events in it — load at one event a second — before the test means it to.
+    const loaded = new OutboxRunner({ db: s.db, now: Date.now, logger }, [recorder('loaded')], { busy: { eventsPerSecond: 1, gapMs: 60_000 } });
+    const quiet = new OutboxRunner({ db: s.db, now: Date.now, logger }, [recorder('quiet')], { busy: { eventsPerSecond: 1_000_000, gapMs: 60_000 } });
     for (const r of [loaded, quiet]) r.poke();
     expect([await until('loaded', 5), await until('quiet', 5)]).toEqual([5, 5]);
     await new Promise((r) => setTimeout(r, 600));
