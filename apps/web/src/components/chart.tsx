@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { EventType } from '@reftrack/contract';
 import { niceScale, CHART_TYPES, type DailySeries } from '../lib/chart-data.js';
+import { DataTable, numeric } from './data-table.js';
 
 export const SERIES: Record<EventType, { label: string; one: string; many: string; color: string }> = {
   click: { label: 'Clicks', one: 'click', many: 'clicks', color: '#2563eb' },
@@ -90,33 +91,22 @@ export function EventsChart({ data, title, period = 'Day (UTC)', tableLabel }: {
       </div>
       <details class="chart-table">
         <summary>Show the numbers as a table</summary>
-        <div class="table-wrap" tabIndex={0} role="region" aria-label={tableLabel ?? `Events per ${period.split(' ')[0].toLowerCase()}`}>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{period}</th>
-                {CHART_TYPES.map((t) => (
-                  <th scope="col" class="num" key={t}>
-                    {SERIES[t].label}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {data.days.map((day, i) => (
-                <tr key={day}>
-                  <th scope="row">{day}</th>
-                  {CHART_TYPES.map((t) => (
-                    <td class="num" key={t}>
-                      {data.atLeast[t][i] ? '≥ ' : ''}
-                      {data.counts[t][i]}
-                    </td>
-                  ))}
-                </tr>
+        <DataTable
+          label={tableLabel ?? `Events per ${period.split(' ')[0].toLowerCase()}`}
+          columns={[period, ...CHART_TYPES.map((t) => numeric(SERIES[t].label))]}
+        >
+          {data.days.map((day, i) => (
+            <tr key={day}>
+              <th scope="row">{day}</th>
+              {CHART_TYPES.map((t) => (
+                <td class="num" key={t}>
+                  {data.atLeast[t][i] ? '≥ ' : ''}
+                  {data.counts[t][i]}
+                </td>
               ))}
-            </tbody>
-          </table>
-        </div>
+            </tr>
+          ))}
+        </DataTable>
       </details>
     </figure>
   );

@@ -14,6 +14,7 @@ import { amountsText, breakdownCsv, GROUP_LABELS, INTERVAL_LABELS, percent, pres
 import type { DailySeries } from '../lib/chart-data.js';
 import { ErrorNotice, isForbidden, Loading } from './ui.js';
 import { EventsChart } from './chart.js';
+import { DataTable, numeric } from './data-table.js';
 
 const money = (minor: number, currency: string) => formatMoney(minor, currency);
 
@@ -71,37 +72,26 @@ export function Breakdown({ report, bots }: { report: StatsReport; bots: boolean
   const max = Math.max(1, ...b.rows.map((r) => r.clicks));
   const label = GROUP_LABELS[b.group_by];
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label={`Breakdown by ${label.toLowerCase()}`}>
-      <table class="breakdown">
-        <thead>
-          <tr>
-            <th scope="col">{label}</th>
-            <th scope="col" class="num">Clicks</th>
-            <th scope="col" class="num">Unique</th>
-            <th scope="col" class="num">Leads</th>
-            <th scope="col" class="num">Sales</th>
-            <th scope="col" class="num">Revenue</th>
-            {bots ? <th scope="col" class="num">Bot clicks</th> : null}
-          </tr>
-        </thead>
-        <tbody>
-          {b.rows.map((r) => (
-            <tr key={r.key}>
-              <th scope="row">
-                <span class="bar-label">{r.label}</span>
-                <span class="bar" style={{ width: `${(r.clicks / max) * 100}%` }} aria-hidden="true" />
-              </th>
-              <td class="num">{r.clicks.toLocaleString()}</td>
-              <td class="num">{r.unique_clicks.toLocaleString()}</td>
-              <td class="num">{r.leads.toLocaleString()}</td>
-              <td class="num">{r.sales.toLocaleString()}</td>
-              <td class="num">{amountsText(r.revenue, money)}</td>
-              {bots ? <td class="num">{r.bot_clicks.toLocaleString()}</td> : null}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      label={`Breakdown by ${label.toLowerCase()}`}
+      columns={[label, numeric('Clicks'), numeric('Unique'), numeric('Leads'), numeric('Sales'), numeric('Revenue'), bots && numeric('Bot clicks')]}
+      class="breakdown"
+    >
+      {b.rows.map((r) => (
+        <tr key={r.key}>
+          <th scope="row">
+            <span class="bar-label">{r.label}</span>
+            <span class="bar" style={{ width: `${(r.clicks / max) * 100}%` }} aria-hidden="true" />
+          </th>
+          <td class="num">{r.clicks.toLocaleString()}</td>
+          <td class="num">{r.unique_clicks.toLocaleString()}</td>
+          <td class="num">{r.leads.toLocaleString()}</td>
+          <td class="num">{r.sales.toLocaleString()}</td>
+          <td class="num">{amountsText(r.revenue, money)}</td>
+          {bots ? <td class="num">{r.bot_clicks.toLocaleString()}</td> : null}
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 

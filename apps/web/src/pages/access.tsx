@@ -4,7 +4,6 @@
  * each workspace they own, its agent keys. Revoking asks for confirmation first and stops the
  * credential at once on every server.
  */
-import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { BRAND, type DashboardAgentKey, type DashboardCliToken, type DashboardSession, type DashboardWorkspace } from '@reftrack/contract';
 import { api } from '../lib/api.js';
@@ -12,6 +11,7 @@ import { useLoad, type Loaded } from '../lib/use-load.js';
 import { can } from '../lib/roles.js';
 import { formatDateTime } from '../lib/format.js';
 import { ConfirmDialog, ErrorNotice, Loading, Status } from '../components/ui.js';
+import { DataTable } from '../components/data-table.js';
 
 type Pending = { kind: 'cli'; token: DashboardCliToken } | { kind: 'agent'; key: DashboardAgentKey; workspace: DashboardWorkspace; list: Loaded<DashboardAgentKey[]> };
 
@@ -105,45 +105,37 @@ export function AccessPage({ session }: { session: DashboardSession }) {
   );
 }
 
-function RevokedOr({ revokedAt, children }: { revokedAt: string | null; children: ComponentChildren }) {
-  return revokedAt ? <span class="badge warn">Revoked {formatDateTime(revokedAt)}</span> : <>{children}</>;
+/** The status cell of a credential: when it was revoked, or the button that revokes it. */
+function RevokeCell({ revokedAt, busy, label, onRevoke }: { revokedAt: string | null; busy: boolean; label: string; onRevoke: () => void }) {
+  return (
+    <td>
+      {revokedAt ? (
+        <span class="badge warn">Revoked {formatDateTime(revokedAt)}</span>
+      ) : (
+        <button type="button" class="danger small" disabled={busy} aria-label={label} onClick={onRevoke}>
+          Revoke
+        </button>
+      )}
+    </td>
+  );
 }
 
 function CliTokenTable({ tokens, busy, onRevoke }: { tokens: DashboardCliToken[]; busy: boolean; onRevoke: (t: DashboardCliToken) => void }) {
   if (tokens.length === 0) return <p>No CLI tokens. Run <code>{BRAND.cli} login</code> in a terminal to create one.</p>;
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label="CLI tokens table">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Received by</th>
-            <th scope="col">Signed in</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Status</th>
-          </tr>
-        </thead>
-        <tbody>
-          {tokens.map((t) => (
-            <tr key={t.id} class={t.revoked_at ? 'inactive' : ''}>
-              <th scope="row">
-                <span class="mono small">{cliName(t)}</span>
-              </th>
-              <td>{formatDateTime(t.created_at)}</td>
-              <td>{t.last_used_at ? formatDateTime(t.last_used_at) : 'never'}</td>
-              <td>{formatDateTime(t.expires_at)}</td>
-              <td>
-                <RevokedOr revokedAt={t.revoked_at}>
-                  <button type="button" class="danger small" disabled={busy} aria-label={`Revoke CLI token ${cliName(t)}, signed in ${formatDateTime(t.created_at)}`} onClick={() => onRevoke(t)}>
-                    Revoke
-                  </button>
-                </RevokedOr>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable label="CLI tokens table" columns={['Received by', 'Signed in', 'Last used', 'Expires', 'Status']}>
+      {tokens.map((t) => (
+        <tr key={t.id} class={t.revoked_at ? 'inactive' : ''}>
+          <th scope="row">
+            <span class="mono small">{cliName(t)}</span>
+          </th>
+          <td>{formatDateTime(t.created_at)}</td>
+          <td>{t.last_used_at ? formatDateTime(t.last_used_at) : 'never'}</td>
+          <td>{formatDateTime(t.expires_at)}</td>
+          <RevokeCell revokedAt={t.revoked_at} busy={busy} label={`Revoke CLI token ${cliName(t)}, signed in ${formatDateTime(t.created_at)}`} onRevoke={() => onRevoke(t)} />
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
@@ -160,40 +152,20 @@ function AgentKeysSection({ workspace, busy, onRevoke }: { workspace: DashboardW
       <ErrorNotice error={keys.error} />
       {keys.data && keys.data.length === 0 ? <p>No agent keys in this workspace.</p> : null}
       {keys.data && keys.data.length > 0 ? (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label={`Agent keys of ${workspace.name} table`}>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((k) => (
-                <tr key={k.id} class={k.revoked_at ? 'inactive' : ''}>
-                  <th scope="row">{k.name ?? <span class="muted">unnamed</span>}</th>
-                  <td>
-                    <code>{k.key_masked ?? '—'}</code>
-                  </td>
-                  <td>{k.scopes.map((scope) => <code key={scope}>{scope} </code>)}</td>
-                  <td>{formatDateTime(k.created_at)}</td>
-                  <td>{k.last_used_at ? formatDateTime(k.last_used_at) : 'never'}</td>
-                  <td>
-                    <RevokedOr revokedAt={k.revoked_at}>
-                      <button type="button" class="danger small" disabled={busy} aria-label={`Revoke agent key ${k.name ?? k.key_masked ?? k.id}`} onClick={() => onRevoke(k, keys)}>
-                        Revoke
-                      </button>
-                    </RevokedOr>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label={`Agent keys of ${workspace.name} table`} columns={['Name', 'Key', 'Scopes', 'Created', 'Last used', 'Status']}>
+          {keys.data.map((k) => (
+            <tr key={k.id} class={k.revoked_at ? 'inactive' : ''}>
+              <th scope="row">{k.name ?? <span class="muted">unnamed</span>}</th>
+              <td>
+                <code>{k.key_masked ?? '—'}</code>
+              </td>
+              <td>{k.scopes.map((scope) => <code key={scope}>{scope} </code>)}</td>
+              <td>{formatDateTime(k.created_at)}</td>
+              <td>{k.last_used_at ? formatDateTime(k.last_used_at) : 'never'}</td>
+              <RevokeCell revokedAt={k.revoked_at} busy={busy} label={`Revoke agent key ${k.name ?? k.key_masked ?? k.id}`} onRevoke={() => onRevoke(k, keys)} />
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
     </section>
   );

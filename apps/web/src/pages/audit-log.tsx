@@ -14,6 +14,7 @@ import { navigate } from '../lib/router.js';
 import { can } from '../lib/roles.js';
 import { formatDateTime, plural } from '../lib/format.js';
 import { AccessMissing, ErrorNotice, isForbidden, Loading, Pager } from '../components/ui.js';
+import { DataTable } from '../components/data-table.js';
 
 export const AUDIT_PAGE_SIZES = [10, 25, 50, 100];
 /** The server's default page size for the audit log (routes/dashboard/audit-log.ts). */
@@ -173,52 +174,38 @@ export function AuditLogPage({ session, query }: { session: DashboardSession; qu
 function AuditTable({ entries, programName }: { entries: AuditEntry[]; programName: (id: number) => string | undefined }) {
   if (entries.length === 0) return <p>No entries on this page.</p>;
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label="Audit log table">
-      {/* Explicit roles keep the table semantics when narrow screens lay the rows out as cards. */}
-      <table class="audit" role="table">
-        <thead role="rowgroup">
-          <tr role="row">
-            <th scope="col" role="columnheader">When</th>
-            <th scope="col" role="columnheader">Who</th>
-            <th scope="col" role="columnheader">What</th>
-            <th scope="col" role="columnheader">From address</th>
-            <th scope="col" role="columnheader">Program</th>
+    <DataTable label="Audit log table" columns={['When', 'Who', 'What', 'From address', 'Program']} class="audit" cards>
+      {entries.map((e) => {
+        const name = e.program_id === null ? undefined : programName(e.program_id);
+        return (
+          <tr key={e.id} role="row">
+            <td class="time" role="cell">
+              <time dateTime={e.occurred_at} title={e.occurred_at}>
+                {formatDateTime(e.occurred_at, { seconds: true })}
+              </time>
+            </td>
+            <td class="actor" role="cell">
+              {auditActorName(e.actor)}
+            </td>
+            <td class="what" role="cell">
+              <span class="summary">{e.summary}</span>
+              <code class="sub action">{e.action}</code>
+            </td>
+            <td class="ip" role="cell">
+              {e.actor.ip ? <code>{e.actor.ip}</code> : <span class="muted">—</span>}
+            </td>
+            <td class="program" role="cell">
+              {e.program_id === null ? (
+                <span class="muted">—</span>
+              ) : name ? (
+                <a href={`/programs/${e.program_id}/settings`}>{name}</a>
+              ) : (
+                `Program ${e.program_id}`
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody role="rowgroup">
-          {entries.map((e) => {
-            const name = e.program_id === null ? undefined : programName(e.program_id);
-            return (
-              <tr key={e.id} role="row">
-                <td class="time" role="cell">
-                  <time dateTime={e.occurred_at} title={e.occurred_at}>
-                    {formatDateTime(e.occurred_at, { seconds: true })}
-                  </time>
-                </td>
-                <td class="actor" role="cell">
-                  {auditActorName(e.actor)}
-                </td>
-                <td class="what" role="cell">
-                  <span class="summary">{e.summary}</span>
-                  <code class="sub action">{e.action}</code>
-                </td>
-                <td class="ip" role="cell">
-                  {e.actor.ip ? <code>{e.actor.ip}</code> : <span class="muted">—</span>}
-                </td>
-                <td class="program" role="cell">
-                  {e.program_id === null ? (
-                    <span class="muted">—</span>
-                  ) : name ? (
-                    <a href={`/programs/${e.program_id}/settings`}>{name}</a>
-                  ) : (
-                    `Program ${e.program_id}`
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+        );
+      })}
+    </DataTable>
   );
 }

@@ -10,6 +10,7 @@ import { can } from '../lib/roles.js';
 import { formatDateTime, formatMoney, plural } from '../lib/format.js';
 import { AccessMissing, ConfirmDialog, ErrorNotice, isForbidden, Loading, Status } from '../components/ui.js';
 import { navigate } from '../lib/router.js';
+import { DataTable, numeric } from '../components/data-table.js';
 
 const STATUS_LABELS: Record<string, string> = { pending: 'Pending (on hold)', approved: 'Approved', paid: 'Paid', reversed: 'Reversed (refund)', declined: 'Declined' };
 
@@ -167,61 +168,44 @@ function withCursor(query: URLSearchParams, cursor: string): string {
 
 function LedgerTable({ rows, selectable, selected, toggle }: { rows: LedgerCommission[]; selectable: boolean; selected: Set<number>; toggle: (id: number) => void }) {
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label="Commissions table">
-      <table>
-        <thead>
-          <tr>
-            {selectable ? <th scope="col">Select</th> : null}
-            <th scope="col">Commission</th>
-            <th scope="col">Partner</th>
-            <th scope="col">Sale</th>
-            <th scope="col" class="num">
-              Amount
-            </th>
-            <th scope="col">Status</th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((c) => (
-            <tr key={c.id}>
-              {selectable ? (
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`Select commission ${c.id}`}
-                    checked={selected.has(c.id)}
-                    disabled={c.status !== 'pending' && c.status !== 'approved'}
-                    onChange={() => toggle(c.id)}
-                  />
-                </td>
-              ) : null}
-              <th scope="row">#{c.id}</th>
-              <td>
-                {c.partner.name} <code>{c.partner.code}</code>
-              </td>
-              <td>
-                <code>{c.transaction_id}</code>
-                <span class="sub">
-                  {formatMoney(c.sale_amount_cents, c.currency)}
-                  {c.refunded_amount_cents > 0 ? ` · refunded ${formatMoney(c.refunded_amount_cents, c.currency)}` : ''}
-                </span>
-              </td>
-              <td class="num">
-                {formatMoney(c.amount_cents, c.currency)}
-                {c.adjustments_cents !== 0 ? <span class="sub">clawed back {formatMoney(-c.adjustments_cents, c.currency)}</span> : null}
-              </td>
-              <td>
-                {STATUS_LABELS[c.status]}
-                {c.status === 'pending' && c.hold_until ? <span class="sub">until {formatDateTime(c.hold_until)}</span> : null}
-                {c.status_reason ? <span class="sub">{c.status_reason}</span> : null}
-                {c.payout_id ? <span class="sub">payout #{c.payout_id}</span> : null}
-              </td>
-              <td>{formatDateTime(c.created_at)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable label="Commissions table" columns={[selectable && 'Select', 'Commission', 'Partner', 'Sale', numeric('Amount'), 'Status', 'Created']}>
+      {rows.map((c) => (
+        <tr key={c.id}>
+          {selectable ? (
+            <td>
+              <input
+                type="checkbox"
+                aria-label={`Select commission ${c.id}`}
+                checked={selected.has(c.id)}
+                disabled={c.status !== 'pending' && c.status !== 'approved'}
+                onChange={() => toggle(c.id)}
+              />
+            </td>
+          ) : null}
+          <th scope="row">#{c.id}</th>
+          <td>
+            {c.partner.name} <code>{c.partner.code}</code>
+          </td>
+          <td>
+            <code>{c.transaction_id}</code>
+            <span class="sub">
+              {formatMoney(c.sale_amount_cents, c.currency)}
+              {c.refunded_amount_cents > 0 ? ` · refunded ${formatMoney(c.refunded_amount_cents, c.currency)}` : ''}
+            </span>
+          </td>
+          <td class="num">
+            {formatMoney(c.amount_cents, c.currency)}
+            {c.adjustments_cents !== 0 ? <span class="sub">clawed back {formatMoney(-c.adjustments_cents, c.currency)}</span> : null}
+          </td>
+          <td>
+            {STATUS_LABELS[c.status]}
+            {c.status === 'pending' && c.hold_until ? <span class="sub">until {formatDateTime(c.hold_until)}</span> : null}
+            {c.status_reason ? <span class="sub">{c.status_reason}</span> : null}
+            {c.payout_id ? <span class="sub">payout #{c.payout_id}</span> : null}
+          </td>
+          <td>{formatDateTime(c.created_at)}</td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }

@@ -13,6 +13,7 @@ import { addDays, daysBetween, EVENT_TYPE_LABELS, formatDateTime, formatMoney, p
 import { AccessMissing, ErrorNotice, isForbidden, Loading, Pager } from '../components/ui.js';
 import { StatsPanel } from '../components/stats-panel.js';
 import { browserTimeZone, todayIn } from '../lib/stats-view.js';
+import { DataTable } from '../components/data-table.js';
 
 const PAGE_SIZES = [10, 25, 50, 100];
 const CHART_DEFAULT_DAYS = 14;
@@ -223,34 +224,21 @@ function details(e: NormalizedEvent) {
 function EventTable({ events }: { events: NormalizedEvent[] }) {
   if (events.length === 0) return <p>No events on this page.</p>;
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label="Events table">
-      {/* Explicit roles keep the table semantics when narrow screens lay the rows out as cards. */}
-      <table class="events" role="table">
-        <thead role="rowgroup">
-          <tr role="row">
-            <th scope="col" role="columnheader">Time</th>
-            <th scope="col" role="columnheader">Type</th>
-            <th scope="col" role="columnheader">Click id</th>
-            <th scope="col" role="columnheader">Details</th>
-          </tr>
-        </thead>
-        <tbody role="rowgroup">
-          {events.map((e) => (
-            <tr key={`${e.event_type}-${e.id}`} role="row">
-              <td class="time" role="cell">
-                <time dateTime={e.timestamp}>{formatDateTime(e.timestamp)}</time>
-              </td>
-              <td class="kind" role="cell">
-                <span class={`type type-${e.event_type}`}>{EVENT_TYPE_LABELS[e.event_type]}</span>
-              </td>
-              <td class="click-id" role="cell">
-                <code class="clip" title={e.click_id ?? undefined}>{e.click_id ?? '—'}</code>
-              </td>
-              <td class="details" role="cell">{details(e)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable label="Events table" columns={['Time', 'Type', 'Click id', 'Details']} class="events" cards>
+      {events.map((e) => (
+        <tr key={`${e.event_type}-${e.id}`} role="row">
+          <td class="time" role="cell">
+            <time dateTime={e.timestamp}>{formatDateTime(e.timestamp)}</time>
+          </td>
+          <td class="kind" role="cell">
+            <span class={`type type-${e.event_type}`}>{EVENT_TYPE_LABELS[e.event_type]}</span>
+          </td>
+          <td class="click-id" role="cell">
+            <code class="clip" title={e.click_id ?? undefined}>{e.click_id ?? '—'}</code>
+          </td>
+          <td class="details" role="cell">{details(e)}</td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }

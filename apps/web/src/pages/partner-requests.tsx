@@ -10,6 +10,7 @@ import { api } from '../lib/api.js';
 import { useLoad } from '../lib/use-load.js';
 import { formatDateTime } from '../lib/format.js';
 import { CopyButton, ErrorNotice, Loading, Status } from '../components/ui.js';
+import { DataTable, type ColumnSpec } from '../components/data-table.js';
 
 export function PortalSettingsPanel({ program, mayWrite }: { program: DashboardProgram; mayWrite: boolean }) {
   const settings = useLoad(() => api.portalSettings(program.id), [program.id]);
@@ -120,7 +121,7 @@ function PendingSection<T extends { id: number }>(props: {
   mayWrite: boolean;
   load: () => Promise<T[]>;
   deps: unknown[];
-  head: ComponentChildren;
+  columns: ColumnSpec[];
   cells: (item: T) => ComponentChildren;
   name: (item: T) => string;
   withNotify: boolean;
@@ -161,33 +162,23 @@ function PendingSection<T extends { id: number }>(props: {
       <ErrorNotice error={list.error} />
       {list.data && rows.length === 0 ? <p>{props.empty}</p> : null}
       {rows.length > 0 ? (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label={props.regionLabel}>
-          <table>
-            <thead>
-              <tr>
-                {props.head}
-                {props.mayWrite ? <th scope="col">Decision</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((item) => (
-                <tr key={item.id}>
-                  {props.cells(item)}
-                  {props.mayWrite ? (
-                    <td>
-                      <button type="button" class="small" aria-label={`Approve ${props.name(item)}`} onClick={() => approve(item)} disabled={busy === item.id}>
-                        Approve
-                      </button>{' '}
-                      <button type="button" class="secondary small" aria-label={`Decline ${props.name(item)}`} aria-expanded={declining?.id === item.id} onClick={() => setDeclining(item)}>
-                        Decline…
-                      </button>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label={props.regionLabel} columns={[...props.columns, props.mayWrite && 'Decision']}>
+          {rows.map((item) => (
+            <tr key={item.id}>
+              {props.cells(item)}
+              {props.mayWrite ? (
+                <td>
+                  <button type="button" class="small" aria-label={`Approve ${props.name(item)}`} onClick={() => approve(item)} disabled={busy === item.id}>
+                    Approve
+                  </button>{' '}
+                  <button type="button" class="secondary small" aria-label={`Decline ${props.name(item)}`} aria-expanded={declining?.id === item.id} onClick={() => setDeclining(item)}>
+                    Decline…
+                  </button>
+                </td>
+              ) : null}
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
       {declining ? <DeclineForm key={declining.id} what={props.name(declining)} withNotify={props.withNotify} onDecline={(r, n) => decline(declining, r, n)} onCancel={() => setDeclining(null)} /> : null}
       {said ? <Status>{said}</Status> : null}
@@ -206,14 +197,7 @@ export function ApplicationsPanel({ program, mayWrite, onApproved }: { program: 
       mayWrite={mayWrite}
       load={() => api.applications(program.id)}
       deps={[program.id]}
-      head={
-        <>
-          <th scope="col">Applicant</th>
-          <th scope="col">Website</th>
-          <th scope="col">How they will promote</th>
-          <th scope="col">Applied</th>
-        </>
-      }
+      columns={['Applicant', 'Website', 'How they will promote', 'Applied']}
       cells={(a) => (
         <>
           <th scope="row">
@@ -253,15 +237,7 @@ export function LinkRequestsPanel({ program, mayWrite, onApproved }: { program: 
       mayWrite={mayWrite}
       load={() => api.linkRequests(program.id)}
       deps={[program.id]}
-      head={
-        <>
-          <th scope="col">Partner</th>
-          <th scope="col">Short link asked for</th>
-          <th scope="col">Note</th>
-          <th scope="col">Asked</th>
-          {mayWrite ? <th scope="col">Create as (optional)</th> : null}
-        </>
-      }
+      columns={['Partner', 'Short link asked for', 'Note', 'Asked', mayWrite && 'Create as (optional)']}
       cells={(r) => (
         <>
           <th scope="row">

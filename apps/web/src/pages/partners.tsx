@@ -8,6 +8,7 @@ import { checkLink, checkPartner } from '../lib/validate.js';
 import { formatDateTime, formatMoney } from '../lib/format.js';
 import { AccessMissing, CopyButton, ErrorNotice, Field, isForbidden, Loading, Status, useFocusOnError } from '../components/ui.js';
 import { ApplicationsPanel, LinkRequestsPanel, PortalSettingsPanel } from './partner-requests.js';
+import { DataTable, numeric } from '../components/data-table.js';
 
 export function PartnersTab({ program }: { program: DashboardProgram }) {
   const partners = useLoad(() => api.partners(program.id), [program.id]);
@@ -63,63 +64,39 @@ function PartnerTable({ partners, mayInvite }: { partners: DashboardPartner[]; m
   }
   return (
     <>
-    <div class="table-wrap" tabIndex={0} role="region" aria-label="Partners table">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Partner</th>
-            <th scope="col">Code</th>
-            <th scope="col" class="num">
-              Clicks
-            </th>
-            <th scope="col" class="num">
-              Leads
-            </th>
-            <th scope="col" class="num">
-              Sales
-            </th>
-            <th scope="col" class="num">
-              Revenue <span class="sub">net of refunds</span>
-            </th>
-            <th scope="col" class="num">
-              Commissions
-            </th>
-            <th scope="col">Last click</th>
-            {mayInvite ? <th scope="col">Partner portal</th> : null}
-          </tr>
-        </thead>
-        <tbody>
-          {partners.map((p) => (
-            <tr key={p.id}>
-              <th scope="row">
-                {p.name}
-                {p.email ? <span class="sub">{p.email}</span> : null}
-              </th>
-              <td>
-                <code>{p.code}</code>
-              </td>
-              <td class="num">{p.clicks}</td>
-              <td class="num">{p.leads}</td>
-              <td class="num">{p.sales}</td>
-              <td class="num">{perCurrency(p, 'revenue_cents')}</td>
-              <td class="num">{perCurrency(p, 'commissions_cents')}</td>
-              <td>{formatDateTime(p.last_clicked)}</td>
-              {mayInvite ? (
-                <td>
-                  {p.email ? (
-                    <button type="button" class="secondary small" aria-label={`Invite ${p.name} to the partner portal`} onClick={() => invite(p)} disabled={busy === p.id}>
-                      Invite
-                    </button>
-                  ) : (
-                    <span class="sub">add an e-mail address to invite</span>
-                  )}
-                </td>
-              ) : null}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      label="Partners table"
+      columns={['Partner', 'Code', numeric('Clicks'), numeric('Leads'), numeric('Sales'), numeric(<>Revenue <span class="sub">net of refunds</span></>), numeric('Commissions'), 'Last click', mayInvite && 'Partner portal']}
+    >
+      {partners.map((p) => (
+        <tr key={p.id}>
+          <th scope="row">
+            {p.name}
+            {p.email ? <span class="sub">{p.email}</span> : null}
+          </th>
+          <td>
+            <code>{p.code}</code>
+          </td>
+          <td class="num">{p.clicks}</td>
+          <td class="num">{p.leads}</td>
+          <td class="num">{p.sales}</td>
+          <td class="num">{perCurrency(p, 'revenue_cents')}</td>
+          <td class="num">{perCurrency(p, 'commissions_cents')}</td>
+          <td>{formatDateTime(p.last_clicked)}</td>
+          {mayInvite ? (
+            <td>
+              {p.email ? (
+                <button type="button" class="secondary small" aria-label={`Invite ${p.name} to the partner portal`} onClick={() => invite(p)} disabled={busy === p.id}>
+                  Invite
+                </button>
+              ) : (
+                <span class="sub">add an e-mail address to invite</span>
+              )}
+            </td>
+          ) : null}
+        </tr>
+      ))}
+    </DataTable>
     <p role="status">{said}</p>
     <ErrorNotice error={error} />
     </>
@@ -158,60 +135,44 @@ function LinkTable({ links, mayWrite, onChanged }: { links: DashboardLink[]; may
   }
   return (
     <>
-      <div class="table-wrap" tabIndex={0} role="region" aria-label="Referral links table">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Short link</th>
-              <th scope="col">Partner</th>
-              <th scope="col">Link to share</th>
-              <th scope="col" class="num">
-                Clicks
-              </th>
-              <th scope="col">Last click</th>
-              <th scope="col">Active</th>
-            </tr>
-          </thead>
-          <tbody>
-            {links.map((l) => (
-              <tr key={l.id} class={l.active ? '' : 'inactive'}>
-                <th scope="row">
-                  <code>{l.short_link}</code>
-                </th>
-                <td>{l.partner_code ? <code>{l.partner_code}</code> : '—'}</td>
-                <td class="url-cell">
-                  {l.url ? (
-                    <>
-                      <span class="url">{l.url}</span> <CopyButton text={l.url} what={`link ${l.short_link}`} />
-                    </>
-                  ) : (
-                    '—'
-                  )}
-                </td>
-                <td class="num">{l.clicks}</td>
-                <td>{formatDateTime(l.last_clicked)}</td>
-                <td>
-                  <button
-                    type="button"
-                    role="switch"
-                    class="switch"
-                    aria-checked={l.active}
-                    aria-label={`Link ${l.short_link} active`}
-                    disabled={!mayWrite}
-                    aria-busy={busy === l.id}
-                    onClick={() => flip(l)}
-                  >
-                    <span class="track" aria-hidden="true">
-                      <span class="thumb" />
-                    </span>
-                    <span class="switch-text">{l.active ? 'On' : 'Off'}</span>
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable label="Referral links table" columns={['Short link', 'Partner', 'Link to share', numeric('Clicks'), 'Last click', 'Active']}>
+        {links.map((l) => (
+          <tr key={l.id} class={l.active ? '' : 'inactive'}>
+            <th scope="row">
+              <code>{l.short_link}</code>
+            </th>
+            <td>{l.partner_code ? <code>{l.partner_code}</code> : '—'}</td>
+            <td class="url-cell">
+              {l.url ? (
+                <>
+                  <span class="url">{l.url}</span> <CopyButton text={l.url} what={`link ${l.short_link}`} />
+                </>
+              ) : (
+                '—'
+              )}
+            </td>
+            <td class="num">{l.clicks}</td>
+            <td>{formatDateTime(l.last_clicked)}</td>
+            <td>
+              <button
+                type="button"
+                role="switch"
+                class="switch"
+                aria-checked={l.active}
+                aria-label={`Link ${l.short_link} active`}
+                disabled={!mayWrite}
+                aria-busy={busy === l.id}
+                onClick={() => flip(l)}
+              >
+                <span class="track" aria-hidden="true">
+                  <span class="thumb" />
+                </span>
+                <span class="switch-text">{l.active ? 'On' : 'Off'}</span>
+              </button>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
       {said ? <Status>{said}</Status> : null}
       <ErrorNotice error={error} />
     </>

@@ -10,6 +10,7 @@ import { useLoad } from '../lib/use-load.js';
 import { can } from '../lib/roles.js';
 import { formatDateTime, formatMoney, plural } from '../lib/format.js';
 import { AccessMissing, ErrorNotice, isForbidden, Loading, Status } from '../components/ui.js';
+import { DataTable, numeric } from '../components/data-table.js';
 
 const METHOD_LABELS: Record<string, string> = { paypal: 'PayPal', wise: 'Wise', manual: 'Other (manual)' };
 
@@ -61,54 +62,31 @@ export function PayoutsTab({ program, onProgramChange }: { program: DashboardPro
         <ErrorNotice error={balances.error} />
         {balances.data && balances.data.length === 0 ? <p>No commissions yet.</p> : null}
         {balances.data && balances.data.length > 0 ? (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Balances table">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Partner</th>
-                  <th scope="col">Currency</th>
-                  <th scope="col" class="num">
-                    Pending
-                  </th>
-                  <th scope="col" class="num">
-                    Approved
-                  </th>
-                  <th scope="col" class="num">
-                    Paid
-                  </th>
-                  <th scope="col" class="num">
-                    Clawed back
-                  </th>
-                  <th scope="col" class="num">
-                    Payable
-                  </th>
-                  {mayManage ? <th scope="col">Pay</th> : null}
-                </tr>
-              </thead>
-              <tbody>
-                {balances.data.map((b) => (
-                  <tr key={`${b.partner.id}-${b.currency}`}>
-                    <th scope="row">
-                      {b.partner.name} <code>{b.partner.code}</code>
-                    </th>
-                    <td>{b.currency}</td>
-                    <td class="num">{formatMoney(b.pending_cents, b.currency)}</td>
-                    <td class="num">{formatMoney(b.approved_cents, b.currency)}</td>
-                    <td class="num">{formatMoney(b.paid_cents, b.currency)}</td>
-                    <td class="num">{formatMoney(b.clawed_back_cents, b.currency)}</td>
-                    <td class={`num${b.payable_cents < 0 ? ' negative' : ''}`}>{formatMoney(b.payable_cents, b.currency)}</td>
-                    {mayManage ? (
-                      <td>
-                        <button type="button" class="secondary small" disabled={b.payable_cents <= 0 || b.approved_cents <= 0} onClick={() => pay(b)} aria-label={`Pay ${b.partner.name} ${b.currency}`}>
-                          Pay
-                        </button>
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Balances table"
+            columns={['Partner', 'Currency', numeric('Pending'), numeric('Approved'), numeric('Paid'), numeric('Clawed back'), numeric('Payable'), mayManage && 'Pay']}
+          >
+            {balances.data.map((b) => (
+              <tr key={`${b.partner.id}-${b.currency}`}>
+                <th scope="row">
+                  {b.partner.name} <code>{b.partner.code}</code>
+                </th>
+                <td>{b.currency}</td>
+                <td class="num">{formatMoney(b.pending_cents, b.currency)}</td>
+                <td class="num">{formatMoney(b.approved_cents, b.currency)}</td>
+                <td class="num">{formatMoney(b.paid_cents, b.currency)}</td>
+                <td class="num">{formatMoney(b.clawed_back_cents, b.currency)}</td>
+                <td class={`num${b.payable_cents < 0 ? ' negative' : ''}`}>{formatMoney(b.payable_cents, b.currency)}</td>
+                {mayManage ? (
+                  <td>
+                    <button type="button" class="secondary small" disabled={b.payable_cents <= 0 || b.approved_cents <= 0} onClick={() => pay(b)} aria-label={`Pay ${b.partner.name} ${b.currency}`}>
+                      Pay
+                    </button>
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
         {mayManage ? (
           <form class="grid3 inline-form" onSubmit={(e) => (e.preventDefault(), batch())} aria-labelledby="batch-title">
@@ -156,69 +134,52 @@ export function PayoutsTab({ program, onProgramChange }: { program: DashboardPro
 
 function PayoutTable({ payouts, mayManage, mark }: { payouts: PayoutObject[]; mayManage: boolean; mark: (p: PayoutObject, s: 'sent' | 'failed') => void }) {
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label="Payouts table">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Reference</th>
-            <th scope="col">Partner</th>
-            <th scope="col" class="num">
-              Amount
-            </th>
-            <th scope="col">Method</th>
-            <th scope="col">Status</th>
-            <th scope="col">Created</th>
-            <th scope="col">Files and actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {payouts.map((p) => (
-            <tr key={p.id}>
-              <th scope="row">
-                <code>{p.reference}</code>
-              </th>
-              <td>
-                {p.partner.name} <code>{p.partner.code}</code>
-              </td>
-              <td class="num">
-                {formatMoney(p.amount_cents, p.currency)}
-                <span class="sub">
-                  {plural(p.commission_count, 'commission')}
-                  {p.adjustments_cents !== 0 ? `, claw-backs ${formatMoney(p.adjustments_cents, p.currency)}` : ''}
-                </span>
-              </td>
-              <td>{METHOD_LABELS[p.method]}</td>
-              <td>{p.status}</td>
-              <td>{formatDateTime(p.created_at)}</td>
-              <td>
-                {p.batch_id !== null && mayManage ? (
-                  <span class="sub">
-                    Batch {p.batch_id}:{' '}
-                    <a href={`/api/dashboard/payout-batches/${p.batch_id}/export?format=paypal&currency=${p.currency}`} download>
-                      PayPal file
-                    </a>{' '}
-                    ·{' '}
-                    <a href={`/api/dashboard/payout-batches/${p.batch_id}/export?format=wise&currency=${p.currency}`} download>
-                      Wise file
-                    </a>
-                  </span>
-                ) : null}
-                {mayManage && p.status === 'created' ? (
-                  <button type="button" class="secondary small" onClick={() => mark(p, 'sent')} aria-label={`Mark sent: payout ${p.reference}`}>
-                    Mark sent
-                  </button>
-                ) : null}
-                {mayManage && p.status !== 'failed' ? (
-                  <button type="button" class="secondary small" onClick={() => mark(p, 'failed')} aria-label={`Mark failed: payout ${p.reference}`}>
-                    Mark failed
-                  </button>
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable label="Payouts table" columns={['Reference', 'Partner', numeric('Amount'), 'Method', 'Status', 'Created', 'Files and actions']}>
+      {payouts.map((p) => (
+        <tr key={p.id}>
+          <th scope="row">
+            <code>{p.reference}</code>
+          </th>
+          <td>
+            {p.partner.name} <code>{p.partner.code}</code>
+          </td>
+          <td class="num">
+            {formatMoney(p.amount_cents, p.currency)}
+            <span class="sub">
+              {plural(p.commission_count, 'commission')}
+              {p.adjustments_cents !== 0 ? `, claw-backs ${formatMoney(p.adjustments_cents, p.currency)}` : ''}
+            </span>
+          </td>
+          <td>{METHOD_LABELS[p.method]}</td>
+          <td>{p.status}</td>
+          <td>{formatDateTime(p.created_at)}</td>
+          <td>
+            {p.batch_id !== null && mayManage ? (
+              <span class="sub">
+                Batch {p.batch_id}:{' '}
+                <a href={`/api/dashboard/payout-batches/${p.batch_id}/export?format=paypal&currency=${p.currency}`} download>
+                  PayPal file
+                </a>{' '}
+                ·{' '}
+                <a href={`/api/dashboard/payout-batches/${p.batch_id}/export?format=wise&currency=${p.currency}`} download>
+                  Wise file
+                </a>
+              </span>
+            ) : null}
+            {mayManage && p.status === 'created' ? (
+              <button type="button" class="secondary small" onClick={() => mark(p, 'sent')} aria-label={`Mark sent: payout ${p.reference}`}>
+                Mark sent
+              </button>
+            ) : null}
+            {mayManage && p.status !== 'failed' ? (
+              <button type="button" class="secondary small" onClick={() => mark(p, 'failed')} aria-label={`Mark failed: payout ${p.reference}`}>
+                Mark failed
+              </button>
+            ) : null}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 

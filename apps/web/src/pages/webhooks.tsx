@@ -22,6 +22,7 @@ import { useLoad } from '../lib/use-load.js';
 import { can } from '../lib/roles.js';
 import { formatDateTime } from '../lib/format.js';
 import { AccessMissing, ConfirmDialog, CopyButton, ErrorNotice, isForbidden, Loading, Notice, Status } from '../components/ui.js';
+import { DataTable } from '../components/data-table.js';
 
 /** The workspaces whose endpoints the person may manage. */
 export const webhookWorkspaces = (session: DashboardSession) => session.workspaces.filter((w) => can(w.role, 'webhooks:manage'));
@@ -170,63 +171,50 @@ export function WebhooksPage({ session, query }: { session: DashboardSession; qu
         <ErrorNotice error={endpoints.error} />
         {endpoints.data && endpoints.data.length === 0 ? <p>No endpoints yet: add one below.</p> : null}
         {endpoints.data && endpoints.data.length > 0 ? (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Webhook endpoints">
-            <table role="table">
-              <thead role="rowgroup">
-                <tr role="row">
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Scope</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody role="rowgroup">
-                {endpoints.data.map((e) => (
-                  <tr key={e.id} role="row">
-                    <td>
-                      <code>{e.url}</code>
-                      {e.description ? <span class="sub">{e.description}</span> : null}
-                    </td>
-                    <td>{e.event_types.join(', ')}</td>
-                    <td>
-                      {e.program_id === null ? 'All programs' : (names.get(e.program_id) ?? `Program ${e.program_id}`)}
-                      {e.partner_id !== null ? <span class="sub">Postback of partner {e.partner_id}</span> : null}
-                    </td>
-                    <td>{endpointState(e)}</td>
-                    <td class="actions">
-                      <button type="button" class="secondary small" disabled={busy} onClick={() => act(async () => replace(await api.updateWebhook(e.id, { enabled: !e.enabled })))}>
-                        {e.enabled ? 'Disable' : 'Enable'}
-                      </button>
-                      <button
-                        type="button"
-                        class="secondary small"
-                        disabled={busy}
-                        onClick={() =>
-                          act(async () => {
-                            await api.testWebhook(e.id);
-                            setSaid(`Test event queued for ${e.url}: see its delivery log.`);
-                            setLogOf(e.id);
-                          })
-                        }
-                      >
-                        Send test event
-                      </button>
-                      <button type="button" class="secondary small" onClick={() => setLogOf(logOf === e.id ? null : e.id)} aria-expanded={logOf === e.id}>
-                        Delivery log
-                      </button>
-                      <button type="button" class="secondary small" disabled={busy} onClick={() => setPending({ kind: 'rotate', endpoint: e })}>
-                        Rotate secret
-                      </button>
-                      <button type="button" class="danger small" disabled={busy} onClick={() => setPending({ kind: 'delete', endpoint: e })}>
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable label="Webhook endpoints" columns={['URL', 'Events', 'Scope', 'State', 'Actions']} cards>
+            {endpoints.data.map((e) => (
+              <tr key={e.id} role="row">
+                <td>
+                  <code>{e.url}</code>
+                  {e.description ? <span class="sub">{e.description}</span> : null}
+                </td>
+                <td>{e.event_types.join(', ')}</td>
+                <td>
+                  {e.program_id === null ? 'All programs' : (names.get(e.program_id) ?? `Program ${e.program_id}`)}
+                  {e.partner_id !== null ? <span class="sub">Postback of partner {e.partner_id}</span> : null}
+                </td>
+                <td>{endpointState(e)}</td>
+                <td class="actions">
+                  <button type="button" class="secondary small" disabled={busy} onClick={() => act(async () => replace(await api.updateWebhook(e.id, { enabled: !e.enabled })))}>
+                    {e.enabled ? 'Disable' : 'Enable'}
+                  </button>
+                  <button
+                    type="button"
+                    class="secondary small"
+                    disabled={busy}
+                    onClick={() =>
+                      act(async () => {
+                        await api.testWebhook(e.id);
+                        setSaid(`Test event queued for ${e.url}: see its delivery log.`);
+                        setLogOf(e.id);
+                      })
+                    }
+                  >
+                    Send test event
+                  </button>
+                  <button type="button" class="secondary small" onClick={() => setLogOf(logOf === e.id ? null : e.id)} aria-expanded={logOf === e.id}>
+                    Delivery log
+                  </button>
+                  <button type="button" class="secondary small" disabled={busy} onClick={() => setPending({ kind: 'rotate', endpoint: e })}>
+                    Rotate secret
+                  </button>
+                  <button type="button" class="danger small" disabled={busy} onClick={() => setPending({ kind: 'delete', endpoint: e })}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
       </section>
 
@@ -361,61 +349,46 @@ function DeliveryLog({ endpointId, url }: { endpointId: number; url: string }) {
       <ErrorNotice error={log.error ?? error} />
       {log.data && log.data.data.length === 0 ? <p>Nothing delivered yet.</p> : null}
       {log.data && log.data.data.length > 0 ? (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Delivery log table">
-          <table role="table">
-            <thead role="rowgroup">
-              <tr role="row">
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempt</th>
-                <th scope="col">Response</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Next retry</th>
-                <th scope="col"></th>
-              </tr>
-            </thead>
-            <tbody role="rowgroup">
-              {log.data.data.map((d) => (
-                <tr key={d.id} role="row">
-                  <td>
-                    <code>{d.event_type}</code>
-                    <span class="sub">
-                      <code>{d.message_id}</code> · {formatDateTime(d.created_at, { seconds: true })}
-                    </span>
-                  </td>
-                  <td>{deliveryOutcome(d)}</td>
-                  <td>{d.attempts}</td>
-                  <td>
-                    {d.last_attempt ? (d.last_attempt.status_code ?? '—') : '—'}
-                    {d.last_attempt?.error ? <span class="sub">{d.last_attempt.error}</span> : null}
-                    {d.last_attempt?.response_body ? (
-                      <details>
-                        <summary>Body (first KiB)</summary>
-                        <pre>{d.last_attempt.response_body}</pre>
-                      </details>
-                    ) : null}
-                  </td>
-                  <td>{d.last_attempt?.duration_ms != null ? `${d.last_attempt.duration_ms} ms` : '—'}</td>
-                  <td>{d.next_attempt_at ? formatDateTime(d.next_attempt_at, { seconds: true }) : '—'}</td>
-                  <td>
-                    <button
-                      type="button"
-                      class="secondary small"
-                      onClick={() =>
-                        api.resendDelivery(d.id).then(
-                          () => log.reload(),
-                          (err: unknown) => setError(err),
-                        )
-                      }
-                    >
-                      Resend
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Delivery log table" columns={['Event', 'Status', 'Attempt', 'Response', 'Duration', 'Next retry', '']} cards>
+          {log.data.data.map((d) => (
+            <tr key={d.id} role="row">
+              <td>
+                <code>{d.event_type}</code>
+                <span class="sub">
+                  <code>{d.message_id}</code> · {formatDateTime(d.created_at, { seconds: true })}
+                </span>
+              </td>
+              <td>{deliveryOutcome(d)}</td>
+              <td>{d.attempts}</td>
+              <td>
+                {d.last_attempt ? (d.last_attempt.status_code ?? '—') : '—'}
+                {d.last_attempt?.error ? <span class="sub">{d.last_attempt.error}</span> : null}
+                {d.last_attempt?.response_body ? (
+                  <details>
+                    <summary>Body (first KiB)</summary>
+                    <pre>{d.last_attempt.response_body}</pre>
+                  </details>
+                ) : null}
+              </td>
+              <td>{d.last_attempt?.duration_ms != null ? `${d.last_attempt.duration_ms} ms` : '—'}</td>
+              <td>{d.next_attempt_at ? formatDateTime(d.next_attempt_at, { seconds: true }) : '—'}</td>
+              <td>
+                <button
+                  type="button"
+                  class="secondary small"
+                  onClick={() =>
+                    api.resendDelivery(d.id).then(
+                      () => log.reload(),
+                      (err: unknown) => setError(err),
+                    )
+                  }
+                >
+                  Resend
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
       {pagination && pagination.pageCount > 1 ? (
         <p>

@@ -5,6 +5,7 @@ import { useLoad } from '../lib/use-load.js';
 import { formatDateTime } from '../lib/format.js';
 import { ErrorNotice, Status } from '../components/ui.js';
 import { portalApi } from './portal-api.js';
+import { DataTable } from '../components/data-table.js';
 
 const STATUS: Record<LinkRequestView['status'], string> = { pending: 'Waiting for the owner', approved: 'Approved', declined: 'Declined' };
 
@@ -77,31 +78,19 @@ export function LinkRequests({ partnerId, d }: { partnerId: number; d: PortalOve
         <p>The programs of this record take no link requests at the moment.</p>
       )}
       {requests.length > 0 ? (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Your link requests">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Asked</th>
-                <th scope="col">Program</th>
-                <th scope="col">Short link</th>
-                <th scope="col">Answer</th>
-              </tr>
-            </thead>
-            <tbody>
-              {requests.map((r) => (
-                <tr key={r.id}>
-                  <th scope="row">{formatDateTime(r.created_at)}</th>
-                  <td>{r.program_name}</td>
-                  <td>{r.short_link ? <code>{r.short_link}</code> : '—'}</td>
-                  <td>
-                    {STATUS[r.status]}
-                    {r.decline_reason ? <span class="sub">{r.decline_reason}</span> : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Your link requests" columns={['Asked', 'Program', 'Short link', 'Answer']}>
+          {requests.map((r) => (
+            <tr key={r.id}>
+              <th scope="row">{formatDateTime(r.created_at)}</th>
+              <td>{r.program_name}</td>
+              <td>{r.short_link ? <code>{r.short_link}</code> : '—'}</td>
+              <td>
+                {STATUS[r.status]}
+                {r.decline_reason ? <span class="sub">{r.decline_reason}</span> : null}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
     </section>
   );

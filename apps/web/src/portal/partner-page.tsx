@@ -9,6 +9,7 @@ import { LinkDetails } from './link-details.js';
 import { LinkRequests } from './link-requests.js';
 import { PayoutDetails } from './payout-details.js';
 import { PartnerStats } from './partner-stats.js';
+import { DataTable, numeric } from '../components/data-table.js';
 
 const STATUS_LABELS: Record<string, string> = { pending: 'Pending (in hold)', approved: 'Approved', paid: 'Paid', reversed: 'Reversed', declined: 'Declined' };
 
@@ -50,36 +51,17 @@ function Terms({ d }: { d: PortalOverview }) {
   return (
     <section class="panel" aria-labelledby="terms-title">
       <h2 id="terms-title">Program terms</h2>
-      <div class="table-wrap" tabIndex={0} role="region" aria-label="Program terms table">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Program</th>
-              <th scope="col">Commission</th>
-              <th scope="col" class="num">
-                Cookie window
-              </th>
-              <th scope="col" class="num">
-                Hold period
-              </th>
-              <th scope="col" class="num">
-                Payout minimum
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {d.terms.map((t) => (
-              <tr key={t.program_id}>
-                <th scope="row">{t.program_name}</th>
-                <td>{describeCommission(t.commission_type, t.commission_rate)}</td>
-                <td class="num">{t.cookie_window_days} days</td>
-                <td class="num">{t.hold_days} days</td>
-                <td class="num">{t.payout_minimum > 0 ? `${t.payout_minimum} (major units)` : 'none'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable label="Program terms table" columns={['Program', 'Commission', numeric('Cookie window'), numeric('Hold period'), numeric('Payout minimum')]}>
+        {d.terms.map((t) => (
+          <tr key={t.program_id}>
+            <th scope="row">{t.program_name}</th>
+            <td>{describeCommission(t.commission_type, t.commission_rate)}</td>
+            <td class="num">{t.cookie_window_days} days</td>
+            <td class="num">{t.hold_days} days</td>
+            <td class="num">{t.payout_minimum > 0 ? `${t.payout_minimum} (major units)` : 'none'}</td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }
@@ -92,38 +74,19 @@ function Links({ d, partnerId }: { d: PortalOverview; partnerId: number }) {
       {d.links.length === 0 ? (
         <p>No referral links yet. The program's owner creates them.</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Referral links table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Link</th>
-                <th scope="col">Program</th>
-                <th scope="col" class="num">
-                  Clicks
-                </th>
-                <th scope="col" class="num">
-                  Leads
-                </th>
-                <th scope="col" class="num">
-                  Sales
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.links.map((l) => (
-                <tr key={l.id}>
-                  <th scope="row">
-                    <code class="link-url">{l.url}</code> {l.active ? <CopyButton text={l.url} what={`link ${l.short_link}`} /> : <span class="sub">switched off</span>}
-                  </th>
-                  <td>{names.get(l.program_id) ?? '—'}</td>
-                  <td class="num">{l.clicks}</td>
-                  <td class="num">{l.leads}</td>
-                  <td class="num">{l.sales}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Referral links table" columns={['Link', 'Program', numeric('Clicks'), numeric('Leads'), numeric('Sales')]}>
+          {d.links.map((l) => (
+            <tr key={l.id}>
+              <th scope="row">
+                <code class="link-url">{l.url}</code> {l.active ? <CopyButton text={l.url} what={`link ${l.short_link}`} /> : <span class="sub">switched off</span>}
+              </th>
+              <td>{names.get(l.program_id) ?? '—'}</td>
+              <td class="num">{l.clicks}</td>
+              <td class="num">{l.leads}</td>
+              <td class="num">{l.sales}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {d.links.map((l) => (
         <LinkDetails key={l.id} partnerId={partnerId} link={l} />
@@ -139,30 +102,15 @@ function Commissions({ d }: { d: PortalOverview }) {
       {d.commissions.length === 0 ? (
         <p>No commissions yet.</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Commissions by status and currency">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Status</th>
-                <th scope="col" class="num">
-                  Commissions
-                </th>
-                <th scope="col" class="num">
-                  Amount
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.commissions.map((c) => (
-                <tr key={`${c.status}-${c.currency}`}>
-                  <th scope="row">{STATUS_LABELS[c.status] ?? c.status}</th>
-                  <td class="num">{c.count}</td>
-                  <td class="num">{formatMoney(c.amount_cents, c.currency)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Commissions by status and currency" columns={['Status', numeric('Commissions'), numeric('Amount')]}>
+          {d.commissions.map((c) => (
+            <tr key={`${c.status}-${c.currency}`}>
+              <th scope="row">{STATUS_LABELS[c.status] ?? c.status}</th>
+              <td class="num">{c.count}</td>
+              <td class="num">{formatMoney(c.amount_cents, c.currency)}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
@@ -175,34 +123,18 @@ function Payouts({ d }: { d: PortalOverview }) {
       {d.payouts.length === 0 ? (
         <p>No payouts yet.</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Payouts table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Reference</th>
-                <th scope="col">Date</th>
-                <th scope="col">Method</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="num">
-                  Amount
-                </th>
-                <th scope="col">Line in the payout file</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.payouts.map((p) => (
-                <tr key={p.id}>
-                  <th scope="row">{p.reference}</th>
-                  <td>{formatDateTime(p.created_at)}</td>
-                  <td>{p.method}</td>
-                  <td>{p.status}</td>
-                  <td class="num">{formatMoney(p.amount_cents, p.currency)}</td>
-                  <td>{p.csv_line ? <code class="csv-line">{p.csv_line}</code> : <span class="sub">{p.method === 'manual' ? 'paid by hand' : 'no matching payout details'}</span>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Payouts table" columns={['Reference', 'Date', 'Method', 'Status', numeric('Amount'), 'Line in the payout file']}>
+          {d.payouts.map((p) => (
+            <tr key={p.id}>
+              <th scope="row">{p.reference}</th>
+              <td>{formatDateTime(p.created_at)}</td>
+              <td>{p.method}</td>
+              <td>{p.status}</td>
+              <td class="num">{formatMoney(p.amount_cents, p.currency)}</td>
+              <td>{p.csv_line ? <code class="csv-line">{p.csv_line}</code> : <span class="sub">{p.method === 'manual' ? 'paid by hand' : 'no matching payout details'}</span>}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
