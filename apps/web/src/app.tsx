@@ -10,7 +10,7 @@ import { ProgramPage, PROGRAM_TABS, type ProgramTab } from './pages/program.js';
 import { AccessPage } from './pages/access.js';
 import { AuditLogPage, auditWorkspaces } from './pages/audit-log.js';
 import { WebhooksPage, webhookWorkspaces } from './pages/webhooks.js';
-import { Loading } from './components/ui.js';
+import { Loading, SignedInAs } from './components/ui.js';
 
 type SessionState = { status: 'loading' } | { status: 'signed-out' } | { status: 'signed-in'; info: DashboardSession };
 
@@ -120,14 +120,7 @@ export function App() {
                 </a>
               ) : null}
             </nav>
-            <div class="who">
-              <span class="email" title={signedIn.account.email}>
-                {signedIn.account.email}
-              </span>
-              <button type="button" class="secondary small" onClick={signOut}>
-                Sign out
-              </button>
-            </div>
+            <SignedInAs email={signedIn.account.email} onSignOut={signOut} />
           </>
         ) : null}
       </header>

@@ -217,3 +217,33 @@ export function Pager({ label, page, pageCount, total, link }: PagerProps) {
     </nav>
   );
 }
+
+/** The "Per page" choice of a paged list's filter form; the value stays a string, as the form's draft keeps it. */
+export function PageSizeField({ id, sizes, value, onChange }: { id: string; sizes: readonly number[]; value: string; onChange: (size: string) => void }) {
+  return (
+    <div class="field">
+      <label for={id}>Per page</label>
+      <select id={id} name="pageSize" value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        {sizes.map((s) => (
+          <option value={String(s)} key={s}>
+            {s}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** Who is signed in, in the page header of the dashboard and of the portal, with the way out. */
+export function SignedInAs({ email, onSignOut }: { email: string; onSignOut: () => void }) {
+  return (
+    <div class="who">
+      <span class="email" title={email}>
+        {email}
+      </span>
+      <button type="button" class="secondary small" onClick={onSignOut}>
+        Sign out
+      </button>
+    </div>
+  );
+}

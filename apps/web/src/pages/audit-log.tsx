@@ -13,7 +13,7 @@ import { useLoad } from '../lib/use-load.js';
 import { navigate } from '../lib/router.js';
 import { can } from '../lib/roles.js';
 import { formatDateTime, plural } from '../lib/format.js';
-import { AccessMissing, ErrorNotice, isForbidden, Loading, Pager } from '../components/ui.js';
+import { AccessMissing, ErrorNotice, isForbidden, Loading, PageSizeField, Pager } from '../components/ui.js';
 import { DataTable } from '../components/data-table.js';
 
 export const AUDIT_PAGE_SIZES = [10, 25, 50, 100];
@@ -139,16 +139,7 @@ export function AuditLogPage({ session, query }: { session: DashboardSession; qu
               </select>
             </div>
           ) : null}
-          <div class="field">
-            <label for="a-size">Per page</label>
-            <select id="a-size" name="pageSize" value={draft.size} onChange={(e) => setDraft({ ...draft, size: e.currentTarget.value })}>
-              {AUDIT_PAGE_SIZES.map((s) => (
-                <option value={String(s)} key={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </div>
+          <PageSizeField id="a-size" sizes={AUDIT_PAGE_SIZES} value={draft.size} onChange={(size) => setDraft({ ...draft, size })} />
           <div class="filter-actions">
             <button type="submit">Apply</button>
           </div>

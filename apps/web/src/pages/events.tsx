@@ -10,7 +10,7 @@ import { useLoad } from '../lib/use-load.js';
 import { navigate } from '../lib/router.js';
 import { checkDateRange } from '../lib/validate.js';
 import { addDays, daysBetween, EVENT_TYPE_LABELS, formatDateTime, formatMoney, plural, utcDay } from '../lib/format.js';
-import { AccessMissing, ErrorNotice, isForbidden, Loading, Pager } from '../components/ui.js';
+import { AccessMissing, ErrorNotice, isForbidden, Loading, PageSizeField, Pager } from '../components/ui.js';
 import { StatsPanel } from '../components/stats-panel.js';
 import { browserTimeZone, todayIn } from '../lib/stats-view.js';
 import { DataTable } from '../components/data-table.js';
@@ -162,16 +162,7 @@ export function EventsTab({ program, query }: { program: DashboardProgram; query
               ))}
             </select>
           </div>
-          <div class="field">
-            <label for="f-size">Per page</label>
-            <select id="f-size" name="pageSize" value={draft.size} onChange={(e) => setDraft({ ...draft, size: e.currentTarget.value })}>
-              {PAGE_SIZES.map((s) => (
-                <option value={String(s)} key={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </div>
+          <PageSizeField id="f-size" sizes={PAGE_SIZES} value={draft.size} onChange={(size) => setDraft({ ...draft, size })} />
           <div class="filter-actions">
             <button type="submit">Apply</button>
             {qs ? (

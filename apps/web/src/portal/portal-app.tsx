@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { BRAND, PORTAL_PATHS, type PortalMe } from '@reftrack/contract';
 import { installLinkHandler, match, navigate, useLocation } from '../lib/router.js';
-import { ErrorNotice, Loading } from '../components/ui.js';
+import { ErrorNotice, Loading, SignedInAs } from '../components/ui.js';
 import { portalApi } from './portal-api.js';
 import { PortalPartnerPage } from './partner-page.js';
 
@@ -80,14 +80,7 @@ export function PortalApp() {
                 </a>
               ))}
             </nav>
-            <div class="who">
-              <span class="email" title={me.email}>
-                {me.email}
-              </span>
-              <button type="button" class="secondary small" onClick={signOut}>
-                Sign out
-              </button>
-            </div>
+            <SignedInAs email={me.email} onSignOut={signOut} />
           </>
         ) : null}
       </header>
