@@ -62,7 +62,13 @@ describe('online SQLite backup', () => {
       }
     };
     const loops = [clickLoop(), clickLoop(), clickLoop(), clickLoop(), saleLoop()];
-    await new Promise((r) => setTimeout(r, 700));
+    // The backup starts once the load has acknowledged enough writes to check, however long that
+    // takes on a busy host (a fixed 700 ms gave 49 clicks once, with the other core loaded).
+    const warmUpDeadline = Date.now() + 30_000;
+    while (clicks.length <= 50 || sales.length <= 5) {
+      if (Date.now() > warmUpDeadline) throw new Error(`load too slow to test a backup: ${clicks.length} clicks, ${sales.length} sales in 30 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
 
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'reftrack-backup-')), 'backup.db');
     const backupStarted = Date.now();
