@@ -7,14 +7,9 @@ export type Column = { label: ComponentChildren; num?: boolean };
 /** A plain string is a text column; `false`, `null` and `undefined` leave out a column the viewer may not see. */
 export type ColumnSpec = Column | string | false | null | undefined;
 
-export function columnsOf(specs: readonly ColumnSpec[]): Column[] {
-  const columns: Column[] = [];
-  for (const spec of specs) {
-    if (spec === false || spec === null || spec === undefined) continue;
-    columns.push(typeof spec === 'string' ? { label: spec } : spec);
-  }
-  return columns;
-}
+/** The columns the viewer sees. */
+const shown = (specs: readonly ColumnSpec[]): Column[] =>
+  specs.flatMap((spec) => (spec === false || spec === null || spec === undefined ? [] : [typeof spec === 'string' ? { label: spec } : spec]));
 
 /**
  * A labelled region that takes the keyboard focus (so a table wider than the screen can be
@@ -30,7 +25,7 @@ export function DataTable(props: { label: string; columns: readonly ColumnSpec[]
       <table class={props.class} role={role('table')}>
         <thead role={role('rowgroup')}>
           <tr role={role('row')}>
-            {columnsOf(props.columns).map((c, i) => (
+            {shown(props.columns).map((c, i) => (
               <th scope="col" class={c.num ? 'num' : undefined} role={role('columnheader')} key={i}>
                 {c.label}
               </th>
