@@ -38,6 +38,7 @@ import { waitForDatabase } from './ops/wait-for-database.js';
 import { outboxLag } from './ops/outbox-lag.js';
 import { watchPoolWaits } from './ops/pool-wait.js';
 import { startMetricsListener, type MetricsListener } from './ops/metrics-listener.js';
+import { keepTickObjectShape } from './ops/tick-shape.js';
 import { ProgramKeyNotices } from './db/program-key-notices.js';
 import { watchProgramKeys } from './auth/program-key.js';
 
@@ -84,6 +85,8 @@ const JOBS_POOL_MAX = 4;
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
   checkSignInPolicy(config, logger);
+  // Node's nextTick objects keep one shape for the life of the process (ops/tick-shape.ts).
+  keepTickObjectShape();
   // A missing or malformed key stops the start before anything is opened (ConfigError).
   const { box: secrets, devKeyFile } = openSecretBox(config);
   const now = options.now ?? Date.now;
