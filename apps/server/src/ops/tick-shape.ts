@@ -9,8 +9,9 @@
  * alive free the maps; the next tick builds new ones, and V8 marks the literal's last three key
  * sites megamorphic, for good: from then on every `nextTick` (about eight per click, from the
  * request's and the answer's streams) calls into the runtime for each key, 200–450 ns instead of
- * 30–70. Whether a run fell into it was chance (two runs in three under the click bench), and it
- * cost about 5% of the click lane's rate. One genuine tick object kept alive keeps the maps alive,
+ * 30–70. Whether a process fell into it was chance, likelier when it did a little work between
+ * collections while otherwise idle (a health check, start-up); a click bench run that fell into it
+ * spent 13–31% more of the event loop per click. One genuine tick object kept alive keeps the maps alive,
  * and the sites stay monomorphic (test/tick-shape.test.ts shows both).
  *
  * The tick object is only ever handed out to async hooks' `init`, so a hook is enabled for the
