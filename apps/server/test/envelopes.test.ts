@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '@reftrack/contract';
 import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
@@ -31,6 +32,48 @@ describe(`[${dbKind}] 7.1 envelopes and request ids`, () => {
     const res = await s.post('/api/v1/track/sale', JSON.stringify({ transaction_id: 'x'.repeat(LIMITS.maxJsonBodyBytes + 10) }), bearer(KEY1));
     expect(res.status).toBe(413);
     expect(res.body.error.code).toBe('invalid_request');
+  });
+
+  /**
+   * Sends a request head over a half-open socket, waits for the whole answer and the server's FIN,
+   * then writes `after` more bytes — a client still uploading the body the server refused — and
+   * reports what the socket met: a reset shows as an error.
+   */
+  function refusedThenKeepSending(head: string, after: number): Promise<{ answer: string; error?: string }> {
+    const { port } = new URL(s.url);
+    return new Promise((resolve) => {
+      const socket = net.connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+      const chunks: Buffer[] = [];
+      let error: string | undefined;
+      socket.on('data', (d: Buffer) => chunks.push(d));
+      socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+      socket.on('end', async () => {
+        // The server has answered and half-closed: the upload goes on in pieces (a write after a
+        // reset is what meets it), then the client closes.
+        for (let sent = 0; sent < after && !socket.destroyed; sent += 16 * 1024) {
+          await new Promise((r) => socket.write(Buffer.alloc(16 * 1024, 0x61), r));
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        socket.end();
+      });
+      socket.on('close', () => resolve({ answer: Buffer.concat(chunks).toString('latin1'), ...(error ? { error } : {}) }));
+      socket.write(head);
+    });
+  }
+
+  it('oversized request headers answer 431 in the platform envelope, and the connection closes without a reset while the body still comes', async () => {
+    const head = `POST /api/v1/track/lead HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Oversized: ${'h'.repeat(20_000)}\r\nContent-Length: 1000000\r\n\r\n`;
+    const { answer, error } = await refusedThenKeepSending(head, 256 * 1024);
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual({ data: null, error: { status: 431, name: expect.any(String), message: 'Request headers too large', details: {} } });
+    expect(error).toBeUndefined();
+  });
+
+  it('bytes that are not HTTP answer 400 in the platform envelope, and the connection closes without a reset', async () => {
+    const { answer, error } = await refusedThenKeepSending('NOT HTTP AT ALL\r\n\r\n', 64 * 1024);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]).error.status).toBe(400);
+    expect(error).toBeUndefined();
   });
 
   it('X-Request-ID is on tracking and readiness responses, success and error alike', async () => {

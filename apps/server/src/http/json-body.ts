@@ -11,7 +11,7 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * a socket that still holds unread request bytes makes the kernel reset the connection, and the
  * client may then never see the answer. Anything larger is refused at once and the socket closed.
  */
-const DRAIN_LIMIT = 8 * 1024 * 1024;
+export const DRAIN_LIMIT = 8 * 1024 * 1024;
 
 function readRaw(ctx: Context, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length'));
