@@ -15,6 +15,7 @@ import { createGeoLookup } from './domain/geo.js';
 import { createApp } from './app.js';
 import { withClickLane } from './routes/track/click-lane.js';
 import { answerClientError } from './http/client-error.js';
+import { stopLingering } from './http/lingering-close.js';
 import type { AppDeps, DemoMode, Faults } from './deps.js';
 import { createIdentityProvider } from './auth/id-token.js';
 import { createOidcClient } from './auth/oidc-client.js';
@@ -198,9 +199,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           clearInterval(sweep);
           resolve();
         });
+        // Connections closing with a lingering close have had their answers: they go too.
         const settle = setTimeout(() => {
           server.closeIdleConnections();
-          sweep = setInterval(() => server.closeIdleConnections(), 25);
+          stopLingering(server);
+          sweep = setInterval(() => {
+            server.closeIdleConnections();
+            stopLingering(server);
+          }, 25);
         }, CLOSE_SETTLE_MS);
       });
       await deps.clicks.close();

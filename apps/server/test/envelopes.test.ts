@@ -39,7 +39,7 @@ describe(`[${dbKind}] 7.1 envelopes and request ids`, () => {
    * then writes `after` more bytes — a client still uploading the body the server refused — and
    * reports what the socket met: a reset shows as an error.
    */
-  function refusedThenKeepSending(head: string, after: number): Promise<{ answer: string; error?: string }> {
+  function refusedThenKeepSending(head: string | Buffer, after: number): Promise<{ answer: string; error?: string }> {
     const { port } = new URL(s.url);
     return new Promise((resolve) => {
       const socket = net.connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
@@ -73,6 +73,27 @@ describe(`[${dbKind}] 7.1 envelopes and request ids`, () => {
     const { answer, error } = await refusedThenKeepSending('NOT HTTP AT ALL\r\n\r\n', 64 * 1024);
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(JSON.parse(answer.split('\r\n\r\n')[1]).error.status).toBe(400);
+    expect(error).toBeUndefined();
+  });
+
+  it('a declared body over 8 MiB answers 413 at once, and the connection closes without a reset while the body still comes', async () => {
+    const head = `POST /api/v1/track/click HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 20000000\r\n\r\n{"affiliate_url":"`;
+    const { answer, error } = await refusedThenKeepSending(head, 1024 * 1024);
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual({ data: null, error: { status: 413, name: 'PayloadTooLargeError', message: expect.stringContaining('too large'), details: {} } });
+    expect(error).toBeUndefined();
+  });
+
+  it('a chunked body that passes 8 MiB answers 413, and the connection closes without a reset while the body still comes', async () => {
+    const chunk = Buffer.alloc(9 * 1024 * 1024, 0x61);
+    const head = Buffer.concat([
+      Buffer.from(`POST /api/v1/track/click HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunk.length.toString(16)}\r\n`),
+      chunk,
+      Buffer.from('\r\n'),
+    ]);
+    const { answer, error } = await refusedThenKeepSending(head, 1024 * 1024);
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(error).toBeUndefined();
   });
 
@@ -121,5 +142,24 @@ describe(`[${dbKind}] 7 error reference page`, () => {
     for (const code of ['invalid_request', 'no_attribution', 'unauthorized', 'not_found', 'duplicate_transaction', 'unsupported_currency', 'internal_error', 'invalid_key', 'rate_limited', 'api_key_rotation_required', 'link_disabled', 'ACCOUNT_BLOCKED']) {
       expect(res.text).toContain(`id="${code}"`);
     }
+  });
+});
+
+describe(`[${dbKind}] lingering close and shutdown`, () => {
+  it('a shutting-down server closes a connection that lingers after its answer instead of waiting for the client', async () => {
+    const own = await startTestServer();
+    const { port } = new URL(own.url);
+    const socket = net.connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+    const answered = new Promise<void>((resolve) => socket.once('end', resolve));
+    socket.on('error', () => undefined);
+    // A 431 with the client still connected and silent: the server lingers up to 5 s for more.
+    socket.write(`POST /api/v1/track/lead HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Oversized: ${'h'.repeat(20_000)}\r\nContent-Length: 1000\r\n\r\n`);
+    socket.resume();
+    await answered;
+    // close() resolves only once every connection is closed, the lingering one among them.
+    const stopped = own.close().then(() => 'stopped');
+    const lingerLeft = new Promise<string>((resolve) => setTimeout(() => resolve('still lingering'), 4_000));
+    expect(await Promise.race([stopped, lingerLeft])).toBe('stopped');
+    socket.destroy();
   });
 });

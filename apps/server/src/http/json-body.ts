@@ -3,21 +3,22 @@ import type { Context } from 'koa';
 import { ERRORS, LIMITS } from '@reftrack/contract';
 import { ApiError } from '../api-error.js';
 import type { RequestState } from './state.js';
+import { closeAfterAnswer, closesLingering } from './lingering-close.js';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * Up to this many bytes of an oversized body are read and dropped before the 413 goes out: closing
- * a socket that still holds unread request bytes makes the kernel reset the connection, and the
- * client may then never see the answer. Anything larger is refused at once and the socket closed.
+ * Up to this many bytes of an oversized body are read and dropped before the 413 goes out, so the
+ * connection can stay open for the client's next request. Anything larger is refused at once and
+ * the connection closed, with a lingering close (lingering-close.ts) so the client sees the 413.
  */
-export const DRAIN_LIMIT = 8 * 1024 * 1024;
+const DRAIN_LIMIT = 8 * 1024 * 1024;
 
 function readRaw(ctx: Context, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length'));
   const req = ctx.req;
   if (declared > DRAIN_LIMIT) {
-    ctx.set('Connection', 'close');
+    closeAfterAnswer(ctx);
     return Promise.reject(new ApiError(ERRORS.bodyTooLarge));
   }
   return new Promise((resolve, reject) => {
@@ -30,7 +31,7 @@ function readRaw(ctx: Context, limit: number): Promise<Buffer> {
       if (size > DRAIN_LIMIT) {
         req.removeAllListeners('data');
         req.pause();
-        ctx.set('Connection', 'close');
+        closeAfterAnswer(ctx);
         reject(new ApiError(ERRORS.bodyTooLarge));
         return;
       }
@@ -86,8 +87,10 @@ const DRAIN_WAIT_MS = 2000;
 export async function drainUnreadBody(ctx: Context): Promise<void> {
   const req = ctx.req;
   if (req.complete || req.readableEnded || req.destroyed) return;
+  // Already closing with a lingering close (a body past DRAIN_LIMIT): the answer goes out at once.
+  if (closesLingering(ctx)) return;
   if (Number(ctx.get('content-length')) > DRAIN_LIMIT) {
-    ctx.set('Connection', 'close');
+    closeAfterAnswer(ctx);
     return;
   }
   await new Promise<void>((resolve) => {
