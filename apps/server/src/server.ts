@@ -158,10 +158,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const stopPoolWatch = watchPoolWaits(db, metrics);
   const app = createApp(deps);
   // The Host allow-list comes first: nothing, not even the click lane, runs for a foreign Host.
-  const server = http.createServer(withHostGate(config.allowedHosts, withClickLane(deps, app.callback())));
+  // Node checks the two timeouts below every `connectionsCheckingInterval` (30 s by default, which
+  // let a slow sender keep its socket 15–45 s instead of 15): once a second, they hold to the second.
+  const server = http.createServer({ connectionsCheckingInterval: 1_000 }, withHostGate(config.allowedHosts, withClickLane(deps, app.callback())));
   server.keepAliveTimeout = 65_000;
   // A client gets 15 s for its headers and 30 s for its whole request (the largest body is the
   // Stripe intake's 512 KiB): a slow sender cannot hold a socket for Node's 60 s / 300 s defaults.
+  // Headers that are late are answered 408 (client-error.ts).
   server.headersTimeout = 15_000;
   server.requestTimeout = 30_000;
   server.on('clientError', answerClientError);

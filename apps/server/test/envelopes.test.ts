@@ -1,6 +1,8 @@
+import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS } from '@reftrack/contract';
+import { ERRORS, LIMITS } from '@reftrack/contract';
+import { answerClientError } from '../src/http/client-error.js';
 import { bearer, dbKind, KEY1, startTestServer, type TestServer } from './helpers/index.js';
 
 let s: TestServer;
@@ -161,5 +163,27 @@ describe(`[${dbKind}] lingering close and shutdown`, () => {
     const lingerLeft = new Promise<string>((resolve) => setTimeout(() => resolve('still lingering'), 4_000));
     expect(await Promise.race([stopped, lingerLeft])).toBe('stopped');
     socket.destroy();
+  });
+});
+
+describe(`[${dbKind}] requests too slow to arrive`, () => {
+  it('headers that do not arrive within the headers timeout answer 408 in the platform envelope', async () => {
+    // The server's own timeouts are 15 s; a Node server with the same handler and short ones.
+    const server = http.createServer({ connectionsCheckingInterval: 50, headersTimeout: 300, requestTimeout: 600 }, (_req, res) => res.end());
+    server.on('clientError', answerClientError);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const answer = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (d: Buffer) => chunks.push(d));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+      // Half a request head, then nothing.
+      socket.write('POST /api/v1/track/click HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    });
+    await new Promise((resolve) => server.close(resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual({ data: null, error: { status: 408, name: 'RequestTimeoutError', message: ERRORS.requestTimeout.message, details: {} } });
   });
 });

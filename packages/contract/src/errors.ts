@@ -6,13 +6,14 @@ import { BRAND } from './brand.js';
 import { LIMITS } from './limits.js';
 import { STATS_GROUP_BY, STATS_LIMITS } from './stats.js';
 
-/** `name` of the platform envelope, by HTTP status (7.1). 405, 413, 415, 421, 429, 431 and 503 are ours (not in the spec). */
+/** `name` of the platform envelope, by HTTP status (7.1). 405, 408, 413, 415, 421, 429, 431 and 503 are ours (not in the spec). */
 export const STATUS_NAMES: Record<number, string> = {
   400: 'BadRequestError',
   401: 'UnauthorizedError',
   403: 'ForbiddenError',
   404: 'NotFoundError',
   405: 'MethodNotAllowedError',
+  408: 'RequestTimeoutError',
   409: 'ConflictError',
   410: 'GoneError',
   413: 'PayloadTooLargeError',
@@ -80,6 +81,7 @@ export const ERRORS = {
   bodyNulCharacter: p(400, 'Request body must not contain NUL characters (\\u0000)'),
   headersTooLarge: p(431, 'Request headers too large'),
   malformedRequest: p(400, 'Malformed HTTP request'),
+  requestTimeout: p(408, 'Request timeout'),
   bodyTooLarge: p(413, `Request body too large (limit ${LIMITS.maxJsonBodyBytes} bytes)`),
   routeNotFound: p(404, 'Not found'),
   methodNotAllowed: p(405, 'Method not allowed'),

@@ -13,8 +13,12 @@ export const RETRY_DEFAULTS = {
   maxRetryAfterSeconds: 60,
 } as const;
 
-/** 502/503/504 come from proxies and load balancers in front of the server as often as from the server. */
-const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 504]);
+/**
+ * 502/503/504 come from proxies and load balancers in front of the server as often as from the
+ * server. 408 means the request did not reach the server in time (its headers took over 15 s), so
+ * nothing ran: as safe to repeat as a connection error.
+ */
+const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 
 export type RetryDecision = { retry: false; reason: string } | { retry: true; delayMs: number; reason: string };
 

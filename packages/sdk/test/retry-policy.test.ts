@@ -10,7 +10,7 @@ describe('decideRetry', () => {
     expect(decideRetry(status(s), 0, 5).retry).toBe(false);
   });
 
-  it.each([500, 502, 503, 504])('retries %i with backoff', (s) => {
+  it.each([408, 500, 502, 503, 504])('retries %i with backoff', (s) => {
     expect(decideRetry(status(s), 0, 5, () => 1)).toEqual({ retry: true, delayMs: RETRY_DEFAULTS.initialDelayMs, reason: `status ${s}` });
   });
 
