@@ -167,23 +167,46 @@ describe(`[${dbKind}] lingering close and shutdown`, () => {
 });
 
 describe(`[${dbKind}] requests too slow to arrive`, () => {
-  it('headers that do not arrive within the headers timeout answer 408 in the platform envelope', async () => {
-    // The server's own timeouts are 15 s; a Node server with the same handler and short ones.
-    const server = http.createServer({ connectionsCheckingInterval: 50, headersTimeout: 300, requestTimeout: 600 }, (_req, res) => res.end());
+  /**
+   * The server's own timeouts are 15 s for headers and 30 s for a request: a Node server with the
+   * same handler and short ones, whose route reads the whole body before it answers, as ours do.
+   * Sends `head`, then nothing, and returns all the connection received.
+   */
+  async function sendAndStall(head: string): Promise<string> {
+    const server = http.createServer({ connectionsCheckingInterval: 50, headersTimeout: 300, requestTimeout: 600 }, (req, res) => {
+      req.resume();
+      req.on('end', () => res.end('{"data":"late"}'));
+      req.on('error', () => res.end('{"data":"after an error"}'));
+    });
     server.on('clientError', answerClientError);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as net.AddressInfo;
-    const answer = await new Promise<string>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1');
-      const chunks: Buffer[] = [];
-      socket.on('data', (d: Buffer) => chunks.push(d));
-      socket.on('error', () => undefined);
-      socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
-      // Half a request head, then nothing.
-      socket.write('POST /api/v1/track/click HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-    });
-    await new Promise((resolve) => server.close(resolve));
+    try {
+      return await new Promise<string>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1');
+        const chunks: Buffer[] = [];
+        socket.on('data', (d: Buffer) => chunks.push(d));
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+        socket.write(head);
+      });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  const timeoutEnvelope = { data: null, error: { status: 408, name: 'RequestTimeoutError', message: ERRORS.requestTimeout.message, details: {} } };
+
+  it('headers that do not arrive within the headers timeout answer 408 in the platform envelope', async () => {
+    const answer = await sendAndStall('POST /api/v1/track/click HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
-    expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual({ data: null, error: { status: 408, name: 'RequestTimeoutError', message: ERRORS.requestTimeout.message, details: {} } });
+    expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual(timeoutEnvelope);
+  });
+
+  it('a body that does not arrive within the request timeout answers 408 in the platform envelope, and nothing after it', async () => {
+    const answer = await sendAndStall('POST /api/v1/track/click HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"affiliate');
+    expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(answer.split('HTTP/1.1').length).toBe(2);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual(timeoutEnvelope);
   });
 });

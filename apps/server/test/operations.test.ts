@@ -147,6 +147,37 @@ const sample = (text: string, line: string): number => {
   return at ? Number(at.slice(line.length + 1)) : 0;
 };
 
+describe(`[${dbKind}] a client that goes away mid-body`, () => {
+  const unavailable = async (): Promise<number> => {
+    const text = (await s.get('/metrics', { authorization: `Bearer ${TOKEN}` })).text;
+    return Number(/^reftrack_database_unavailable_total (\d+)/m.exec(text)?.[1]);
+  };
+
+  /** Sends a request head and part of its body, then closes; resolves once the server has seen it go. */
+  async function abortMidBody(path: string, headers: string): Promise<void> {
+    const { port } = new URL(s.url);
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n${headers}\r\n{"affiliate_url":"https://`);
+        setTimeout(() => socket.destroy(), 50);
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => setTimeout(resolve, 100));
+    });
+  }
+
+  it('is not taken for an unreachable database (the click lane and the Koa routes alike)', async () => {
+    const before = await unavailable();
+    expect(Number.isFinite(before)).toBe(true);
+    await abortMidBody(CLICK, `X-Forwarded-For: 10.77.0.1\r\n`);
+    await abortMidBody(ROUTES.trackLead.path, `X-Forwarded-For: 10.77.0.2\r\n`);
+    await abortMidBody(ROUTES.trackSale.path, `Authorization: Bearer ${KEY1}\r\n`);
+    expect(await unavailable()).toBe(before);
+    const res = await s.get('/metrics', { authorization: `Bearer ${TOKEN}` });
+    expect(res.text).toMatch(/reftrack_database_up 1/);
+  });
+});
+
 describe(`[${dbKind}] the metrics listener (METRICS_PORT, METRICS_HOST)`, () => {
   it('serves GET /metrics without a token on its own port, on 127.0.0.1 by default', async () => {
     expect(s.running.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

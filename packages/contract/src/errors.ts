@@ -82,6 +82,7 @@ export const ERRORS = {
   headersTooLarge: p(431, 'Request headers too large'),
   malformedRequest: p(400, 'Malformed HTTP request'),
   requestTimeout: p(408, 'Request timeout'),
+  bodyIncomplete: p(400, 'Request body incomplete: the connection closed before it ended'),
   bodyTooLarge: p(413, `Request body too large (limit ${LIMITS.maxJsonBodyBytes} bytes)`),
   routeNotFound: p(404, 'Not found'),
   methodNotAllowed: p(405, 'Method not allowed'),

@@ -38,7 +38,10 @@ function readRaw(ctx: Context, limit: number): Promise<Buffer> {
       if (!tooLarge) chunks.push(chunk);
     });
     req.on('end', () => (tooLarge ? reject(new ApiError(ERRORS.bodyTooLarge)) : resolve(Buffer.concat(chunks, size))));
-    req.on('error', reject);
+    // A client gone mid-body: Node's 'aborted' error carries ECONNRESET, which must not read as an
+    // unreachable database (ops/service-state.ts). A settled promise ignores the later calls.
+    req.on('error', () => reject(new ApiError(ERRORS.bodyIncomplete)));
+    req.on('close', () => reject(new ApiError(ERRORS.bodyIncomplete)));
   });
 }
 

@@ -11,7 +11,8 @@
  * The click itself is resolved and recorded by the same functions as Koa's handler (click.ts).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { HEADERS, LIMITS, ROUTES, type ClickResponse } from '@reftrack/contract';
+import { ERRORS, HEADERS, LIMITS, ROUTES, type ClickResponse } from '@reftrack/contract';
+import { ApiError } from '../../api-error.js';
 import type { AppDeps } from '../../deps.js';
 import { testModeOf } from '../../domain/json-values.js';
 import { parseJsonBody } from '../../http/json-body.js';
@@ -95,8 +96,12 @@ function takeBuffered(req: IncomingMessage): Buffer {
   return (req.read() as Buffer | null) ?? Buffer.alloc(0);
 }
 
-/** Not an answer (the client is gone): the failure Koa's route renders and logs for it. */
-const closedEarly = (): Error => new Error('request closed before its body was read');
+/**
+ * The client went away mid-body: not an answer anyone reads, but the failure Koa's route renders
+ * for it, a client's error. (Node's own 'aborted' error carries ECONNRESET, which would read as an
+ * unreachable database: ops/service-state.ts.)
+ */
+const closedEarly = (): ApiError => new ApiError(ERRORS.bodyIncomplete);
 
 function streamBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -104,7 +109,7 @@ function streamBody(req: IncomingMessage): Promise<Buffer> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-    req.on('error', reject);
+    req.on('error', () => reject(closedEarly()));
     // A client that goes away mid-body ends the wait; the request is then handed to Koa with the error.
     req.on('close', () => reject(closedEarly()));
   });
