@@ -197,7 +197,7 @@ describe.each(['sqlite', 'postgres'] as const)(`[%s] hostile input on every publ
     // if the same bytes are answered on the next connection. Twice in a row, or more than two such
     // cases in a run, still fails: a request the server really drops would show either way. (Such a
     // failure in CI, a 431 lost to EPIPE under a 1 MB body, was the server closing without a
-    // lingering close: see src/http/client-error.ts.)
+    // lingering close: see src/http/lingering-close.ts.)
     const dropped: string[] = [];
     let next = 0;
     const worker = async () => {

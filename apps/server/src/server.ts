@@ -203,13 +203,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           resolve();
         });
         // Connections closing with a lingering close have had their answers: they go too.
-        const settle = setTimeout(() => {
+        const closeFinished = () => {
           server.closeIdleConnections();
           stopLingering(server);
-          sweep = setInterval(() => {
-            server.closeIdleConnections();
-            stopLingering(server);
-          }, 25);
+        };
+        const settle = setTimeout(() => {
+          closeFinished();
+          sweep = setInterval(closeFinished, 25);
         }, CLOSE_SETTLE_MS);
       });
       await deps.clicks.close();

@@ -14,6 +14,13 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 const DRAIN_LIMIT = 8 * 1024 * 1024;
 
+/**
+ * The failure of a request whose client went away mid-body, for both body readers (this one and
+ * the click lane's): a client's error. Node's own 'aborted' error carries ECONNRESET, which would
+ * read as an unreachable database (ops/service-state.ts).
+ */
+export const bodyIncomplete = (): ApiError => new ApiError(ERRORS.bodyIncomplete);
+
 function readRaw(ctx: Context, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length'));
   const req = ctx.req;
@@ -38,10 +45,9 @@ function readRaw(ctx: Context, limit: number): Promise<Buffer> {
       if (!tooLarge) chunks.push(chunk);
     });
     req.on('end', () => (tooLarge ? reject(new ApiError(ERRORS.bodyTooLarge)) : resolve(Buffer.concat(chunks, size))));
-    // A client gone mid-body: Node's 'aborted' error carries ECONNRESET, which must not read as an
-    // unreachable database (ops/service-state.ts). A settled promise ignores the later calls.
-    req.on('error', () => reject(new ApiError(ERRORS.bodyIncomplete)));
-    req.on('close', () => reject(new ApiError(ERRORS.bodyIncomplete)));
+    // A settled promise ignores the later calls.
+    req.on('error', () => reject(bodyIncomplete()));
+    req.on('close', () => reject(bodyIncomplete()));
   });
 }
 

@@ -32,15 +32,11 @@ export function lingerThenClose(socket: Socket): void {
   socket.removeAllListeners('data');
   socket.removeAllListeners('end');
   const close = () => socket.destroy();
-  let idle = setTimeout(close, LINGER_IDLE_MS);
+  const idle = setTimeout(close, LINGER_IDLE_MS);
   const total = setTimeout(close, LINGER_TOTAL_MS);
   idle.unref();
   total.unref();
-  socket.on('data', () => {
-    clearTimeout(idle);
-    idle = setTimeout(close, LINGER_IDLE_MS);
-    idle.unref();
-  });
+  socket.on('data', () => idle.refresh());
   socket.once('end', close);
   socket.once('close', () => {
     open.delete(socket);

@@ -11,11 +11,10 @@
  * The click itself is resolved and recorded by the same functions as Koa's handler (click.ts).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { ERRORS, HEADERS, LIMITS, ROUTES, type ClickResponse } from '@reftrack/contract';
-import { ApiError } from '../../api-error.js';
+import { HEADERS, LIMITS, ROUTES, type ClickResponse } from '@reftrack/contract';
 import type { AppDeps } from '../../deps.js';
 import { testModeOf } from '../../domain/json-values.js';
-import { parseJsonBody } from '../../http/json-body.js';
+import { bodyIncomplete, parseJsonBody } from '../../http/json-body.js';
 import { answerRate, rateKey, spendRate, type RateOutcome } from '../../http/rate-limit.js';
 import { handOff, type Handoff } from '../../http/lane-handoff.js';
 import { clientIp } from '../../http/client-ip.js';
@@ -96,22 +95,15 @@ function takeBuffered(req: IncomingMessage): Buffer {
   return (req.read() as Buffer | null) ?? Buffer.alloc(0);
 }
 
-/**
- * The client went away mid-body: not an answer anyone reads, but the failure Koa's route renders
- * for it, a client's error. (Node's own 'aborted' error carries ECONNRESET, which would read as an
- * unreachable database: ops/service-state.ts.)
- */
-const closedEarly = (): ApiError => new ApiError(ERRORS.bodyIncomplete);
-
 function streamBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    if (req.destroyed) return reject(closedEarly());
+    if (req.destroyed) return reject(bodyIncomplete());
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-    req.on('error', () => reject(closedEarly()));
+    req.on('error', () => reject(bodyIncomplete()));
     // A client that goes away mid-body ends the wait; the request is then handed to Koa with the error.
-    req.on('close', () => reject(closedEarly()));
+    req.on('close', () => reject(bodyIncomplete()));
   });
 }
 
