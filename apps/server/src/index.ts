@@ -3,4 +3,4 @@ export { startServer, type RunningServer, type StartOptions } from './server.js'
 export { loadConfig, parseDatabaseUrl, type Config } from './config.js';
 export { createDb } from './db/knex.js';
 export { loadFixture, type Fixture } from './seed/fixture.js';
-export { SweptMemoryStorage, withSweptStorage } from './http/swept-memory-storage.js';
+export { HashedWindowStorage, withHashedStorage } from './http/hashed-window-storage.js';

@@ -1,6 +1,6 @@
 /**
  * Part 8 rate limits through rate-limiter-flexible: memory by default (with the storage of
- * swept-memory-storage.ts, which needs no timer per client), Redis when REDIS_URL is set (so
+ * hashed-window-storage.ts, which keeps no object or timer per client), Redis when REDIS_URL is set (so
  * several processes share one budget). Refuses before the endpoint runs, so nothing is recorded.
  *
  * Spending a point and answering for it are two steps, because the click route's fast lane
@@ -11,7 +11,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import type { Redis } from 'ioredis';
 import { ERRORS, HEADERS, LIMITS, type RateBucket } from '@reftrack/contract';
 import { ApiError } from '../api-error.js';
-import { withSweptStorage } from './swept-memory-storage.js';
+import { withHashedStorage } from './hashed-window-storage.js';
 
 export type RateLimiters = Record<RateBucket, RateLimiterAbstract>;
 
@@ -27,7 +27,7 @@ export function createRateLimiters(redis?: Redis, onFallback?: () => void): Rate
   const make = (bucket: RateBucket): RateLimiterAbstract => {
     const { points, durationSeconds } = LIMITS.rate[bucket];
     const options = { points, duration: durationSeconds, keyPrefix: `reftrack:rl:${bucket}` };
-    const memory = withSweptStorage(new RateLimiterMemory(options));
+    const memory = withHashedStorage(new RateLimiterMemory(options));
     if (!redis) return memory;
     if (onFallback) {
       const consume = memory.consume.bind(memory);
