@@ -7,10 +7,12 @@ import { createTestDatabase, dbKind, type TestDatabase } from './helpers/index.j
 let database: TestDatabase | undefined;
 let recentDatabase: TestDatabase | undefined;
 let hoursDatabase: TestDatabase | undefined;
+let plansDatabase: TestDatabase | undefined;
 afterAll(async () => {
   await database?.drop();
   await recentDatabase?.drop();
   await hoursDatabase?.drop();
+  await plansDatabase?.drop();
 });
 
 describe(`[${dbKind}] migrations`, () => {
@@ -92,6 +94,26 @@ describe(`[${dbKind}] migrations`, () => {
         [720, february, 3],
         [720, march, 3],
       ]);
+    } finally {
+      await db.destroy();
+    }
+  });
+  it.runIf(dbKind === 'postgres')('20261129120000 (the click batch plans once): the batch function plans its statements generically; down takes the setting away', async () => {
+    plansDatabase = await createTestDatabase();
+    const config = parseDatabaseUrl(plansDatabase.url);
+    const db = createDb(config);
+    const schema = config.client === 'postgres' ? config.schema : undefined;
+    const settings = async () =>
+      (
+        await db.raw(`select proconfig from pg_proc p join pg_namespace n on n.oid = p.pronamespace where p.proname = 'reftrack_record_clicks_v3' and n.nspname = current_schema()`)
+      ).rows.map((r: { proconfig: string[] | null }) => r.proconfig);
+    try {
+      await migrateLatest(db, schema);
+      expect(await settings()).toEqual([['plan_cache_mode=force_generic_plan']]);
+      await db.migrate.down({ ...migrationConfig(schema), name: '20261129120000_pg_click_batch_generic_plans.js' });
+      expect(await settings()).toEqual([null]);
+      await migrateLatest(db, schema);
+      expect(await settings()).toEqual([['plan_cache_mode=force_generic_plan']]);
     } finally {
       await db.destroy();
     }

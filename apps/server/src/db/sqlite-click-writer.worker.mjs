@@ -79,7 +79,9 @@ function bindable(row) {
 function insertAll(table, columns, rows) {
   if (rows.length === 0) return;
   const stmt = statement(`insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
-  for (const row of rows) stmt.run(bindable(row));
+  // Spread, not the array itself: better-sqlite3 reads an array argument's values one by one
+  // through V8's property lookup, and the arguments of the call directly.
+  for (const row of rows) stmt.run(...bindable(row));
 }
 
 const OUTBOX_PROGRAM_ID = outboxColumns.indexOf('program_id');
