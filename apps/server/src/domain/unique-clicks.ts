@@ -11,6 +11,7 @@
  * memory no more than that, and a forgotten visitor counts again.
  */
 import { INPUT_RULES } from '@reftrack/contract';
+import { hash52, hashLanes, lanes } from '../two-lane-hash.js';
 
 const MAX_VISITORS = 200_000;
 /** Slots of one generation's table: a power of two, at most 40% full (MAX_VISITORS / 2 sightings). */
@@ -18,21 +19,6 @@ const SLOTS = 1 << 18;
 
 /** A visitor of a click: its click id (a returning cookie), or its address with its user agent. */
 export type Visitor = { clickId: string } | { address: string; userAgent: string };
-
-/**
- * Two 32-bit FNV-1a variants over a string's UTF-16 units, continued from `state`; the visitor's
- * hash is both, mixed with the link at the end (sightingHash).
- */
-function hashInto(state: [number, number], text: string): [number, number] {
-  let [a, b] = state;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0xc2b2ae35);
-    b ^= b >>> 15;
-  }
-  return [a, b];
-}
 
 const SEED_CLICK: [number, number] = [0x811c9dc5, 0x9e3779b9];
 const SEED_ADDRESS: [number, number] = [0x050c5d1f, 0x7f4a7c15];
@@ -48,7 +34,8 @@ function agentState(userAgent: string): [number, number] {
   let state = agentStates.get(agent);
   if (!state) {
     if (agentStates.size >= AGENT_STATES_MAX) agentStates.clear();
-    agentStates.set(agent, (state = hashInto(SEED_ADDRESS, `${agent}\u0000`)));
+    hashLanes(SEED_ADDRESS[0], SEED_ADDRESS[1], `${agent}\u0000`);
+    agentStates.set(agent, (state = [lanes[0], lanes[1]]));
   }
   return state;
 }
@@ -59,11 +46,15 @@ function agentState(userAgent: string): [number, number] {
  * "repeat" in some 20 billion clicks.
  */
 function sightingHash(linkId: number, visitor: Visitor): number {
-  let [a, b] = 'clickId' in visitor ? hashInto(SEED_CLICK, visitor.clickId) : hashInto(agentState(visitor.userAgent), visitor.address);
-  a = Math.imul(a ^ linkId, 0x01000193);
-  b = Math.imul(b ^ linkId, 0x85ebca6b);
+  if ('clickId' in visitor) hashLanes(SEED_CLICK[0], SEED_CLICK[1], visitor.clickId);
+  else {
+    const [agentA, agentB] = agentState(visitor.userAgent);
+    hashLanes(agentA, agentB, visitor.address);
+  }
+  const a = Math.imul(lanes[0] ^ linkId, 0x01000193);
+  let b = Math.imul(lanes[1] ^ linkId, 0x85ebca6b);
   b ^= b >>> 13;
-  return (a >>> 0) * 0x100000 + (b >>> 12) + 1;
+  return hash52(a, b);
 }
 
 /**

@@ -27,6 +27,7 @@
  * need the keys, which are not kept; the server uses neither, and both refuse with an error here.
  */
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { hash52, hashLanes, lanes } from '../two-lane-hash.js';
 
 /** Shards per storage (a power of two). */
 const SHARDS = 64;
@@ -81,6 +82,11 @@ interface LongWindow {
   expiresAt: number | null;
 }
 
+/** The limiter's answer for a running long window (msBeforeNext -1: it never ends). */
+function longAnswer(window: LongWindow, now: number): RateLimiterRes {
+  return new RateLimiterRes(0, window.expiresAt === null ? -1 : window.expiresAt - now, window.value, false);
+}
+
 /** The slots a table needs to hold `windows` windows under MAX_LOAD. */
 function capacityFor(windows: number): number {
   let capacity = MIN_SLOTS;
@@ -94,22 +100,15 @@ let keySlot = 0;
 let keyShard = 0;
 
 /**
- * Two 32-bit FNV-1a variants over the key's UTF-16 units: one picks the slot, the other the shard,
- * and together they make the 52-bit hash. Results go to module variables, so a point allocates
- * nothing for them.
+ * The key's two hash lanes (two-lane-hash.ts): the first picks the slot, the second the shard, and
+ * together they make the 52-bit hash. Results go to module variables, so a point allocates nothing
+ * for them.
  */
 function hashKey(key: string): void {
-  let a = 0x811c9dc5;
-  let b = 0x9e3779b9;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0xc2b2ae35);
-    b ^= b >>> 15;
-  }
-  keyHash = (a >>> 0) * 0x100000 + (b >>> 12) + 1;
-  keySlot = a >>> 0;
-  keyShard = b & (SHARDS - 1);
+  hashLanes(0x811c9dc5, 0x9e3779b9, key);
+  keyHash = hash52(lanes[0], lanes[1]);
+  keySlot = lanes[0] >>> 0;
+  keyShard = lanes[1] & (SHARDS - 1);
 }
 
 // The table runningIn found the window in.
@@ -150,7 +149,7 @@ export class HashedWindowStorage {
     const long = this.long.size > 0 ? this.liveLong(key, now) : undefined;
     if (long) {
       long.value += value;
-      return new RateLimiterRes(0, long.expiresAt === null ? -1 : long.expiresAt - now, long.value, false);
+      return longAnswer(long, now);
     }
     hashKey(key);
     const shard = this.shardAt(now);
@@ -177,7 +176,7 @@ export class HashedWindowStorage {
   get(key: string): RateLimiterRes | null {
     const now = this.now();
     const long = this.long.size > 0 ? this.liveLong(key, now) : undefined;
-    if (long) return new RateLimiterRes(0, long.expiresAt === null ? -1 : long.expiresAt - now, long.value, false);
+    if (long) return longAnswer(long, now);
     hashKey(key);
     const at = runningIn(this.shardAt(now), now);
     return at >= 0 ? new RateLimiterRes(0, runningTable.slots[at + 1] - now, runningTable.slots[at + 2], false) : null;
