@@ -15,7 +15,8 @@
 import { DOMAIN_EVENT_VERSIONS, type DomainEvent } from '@reftrack/contract';
 import type { DatabaseConfig } from '../config.js';
 import { newEventId } from '../domain/ids.js';
-import { postgresThreadWriter, sqliteThreadWriter } from './click-writer-thread.js';
+import { sqliteThreadWriter } from './click-writer-thread.js';
+import { postgresClickWriter } from './postgres-click-writer.js';
 import type { BatchRows, BatchWriter, Row } from './click-rows.js';
 import { UniqueClickWindow, type Visitor } from '../domain/unique-clicks.js';
 import { HOUR_MS } from './stats-rollups.js';
@@ -301,7 +302,7 @@ function clicksRecorded(links: LinkCount[], groups: Iterable<ClickGroup>): Row[]
   return rows;
 }
 
-/** The batch writer of this database: a writer thread of the server process on either engine. */
+/** The batch writer of this database: a writer thread on SQLite, a pool of two connections on PostgreSQL. */
 export function clickWriterFor(database: DatabaseConfig): BatchWriter {
-  return database.client === 'sqlite' ? sqliteThreadWriter(database.filename) : postgresThreadWriter(database.connectionString, database.schema);
+  return database.client === 'sqlite' ? sqliteThreadWriter(database.filename) : postgresClickWriter(database.connectionString, database.schema);
 }

@@ -1,9 +1,9 @@
 /**
- * Click batches are committed by a writer thread with connections of its own, so the event loop
- * spends no time building statements, in the database driver, in round trips' system calls, or (on
- * SQLite) in inserts, commits and WAL checkpoints. One thread per server process:
+ * On SQLite, click batches are committed by a writer thread with a connection of its own, so the
+ * event loop spends no time in inserts, commits and WAL checkpoints. One thread per server process:
  * sqlite-click-writer.worker.mjs, which takes turns with the event loop's connection through the
- * file's write lock, or postgres-click-writer.worker.mjs.
+ * file's write lock. (PostgreSQL's batches are one function call each, written from the event
+ * loop: postgres-click-writer.ts.)
  */
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -109,12 +109,4 @@ class ThreadWriter implements BatchWriter {
 export function sqliteThreadWriter(filename: string, options: { walLimitBytes?: number } = {}): BatchWriter {
   const lock = writeLockFor(filename);
   return new ThreadWriter({ name: 'sqlite-click-writer.worker', workerData: { filename, lock: lock.buffer, walLimitBytes: options.walLimitBytes }, maxInFlight: 3, onExit: () => lock.releaseDeadWriterThread() });
-}
-
-/**
- * PostgreSQL: a batch spends most of its time waiting on round trips and the commit's WAL flush,
- * so two commit at once, on two connections of the thread.
- */
-export function postgresThreadWriter(connectionString: string, schema: string | undefined): BatchWriter {
-  return new ThreadWriter({ name: 'postgres-click-writer.worker', workerData: { connectionString, schema, connections: 2 }, maxInFlight: 2 });
 }
