@@ -78,10 +78,10 @@ describe('a dependency stops for a moment', () => {
     expect(orphans).toEqual([]);
   });
 
-  it('PostgreSQL: clicks (written by the writer thread) fail with 500 and record nothing, then record again', async () => {
+  it('PostgreSQL: clicks (written by the click batch writer) fail with 500 and record nothing, then record again', async () => {
     const clickFrom = (ip: string, session: string) =>
       postJson(`${server.url}/api/v1/track/click`, { affiliate_url: 'https://rel.test/?aff=p1', session_id: session }, { 'x-forwarded-for': ip });
-    // Warm the link cache so that the click reaches the writer thread during the outage.
+    // Warm the link cache so that the click reaches the batch writer during the outage.
     expect((await clickFrom('192.0.2.210', 'warm')).status).toBe(200);
     pgProxy.outage();
     const during = await Promise.all([1, 2, 3].map((n) => clickFrom(`192.0.2.21${n}`, 'pg-out-click')));

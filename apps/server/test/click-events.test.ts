@@ -1,6 +1,6 @@
 /**
  * Each click batch appends, in its own transaction, one `clicks.recorded` event per program to the
- * outbox (src/db/click-batcher.ts, the writer threads, migration 20261124140000 on PostgreSQL): the
+ * outbox (src/db/click-batcher.ts, its writers, migration 20261124140000 on PostgreSQL): the
  * clicks per link, the first and last click's time, the program's workspace. A batch that fails
  * writes neither its clicks nor its events. The click's answer is unchanged.
  */
