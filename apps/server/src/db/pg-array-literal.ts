@@ -31,22 +31,18 @@ function element(value: unknown): string {
   throw new TypeError(`array literal: cannot encode a value of type ${typeof value}`);
 }
 
-/** The literal of one column (`index`) of `rows`, one element per row. */
-export function columnLiteral(rows: readonly (readonly unknown[])[], index: number): string {
+/** The literal of `count` elements, the i-th being `valueAt(i)`. */
+function literal(count: number, valueAt: (i: number) => unknown): string {
   let out = '{';
-  for (let i = 0; i < rows.length; i++) {
+  for (let i = 0; i < count; i++) {
     if (i > 0) out += ',';
-    out += element(rows[i][index]);
+    out += element(valueAt(i));
   }
   return `${out}}`;
 }
 
+/** The literal of one column (`index`) of `rows`, one element per row. */
+export const columnLiteral = (rows: readonly (readonly unknown[])[], index: number): string => literal(rows.length, (i) => rows[i][index]);
+
 /** The literal of `values`, one element each. */
-export function arrayLiteral(values: readonly unknown[]): string {
-  let out = '{';
-  for (let i = 0; i < values.length; i++) {
-    if (i > 0) out += ',';
-    out += element(values[i]);
-  }
-  return `${out}}`;
-}
+export const arrayLiteral = (values: readonly unknown[]): string => literal(values.length, (i) => values[i]);
