@@ -23,8 +23,8 @@ function element(value: unknown): string {
   if (typeof value === 'string') return NEEDS_ESCAPE.test(value) ? `"${value.replace(ESCAPED, '\\$&')}"` : `"${value}"`;
   if (typeof value === 'number') {
     // A number PostgreSQL would read as something else (NaN or Infinity into an int column, or
-    // 1e+21) is a bug of the caller: refuse it here rather than store a different value.
-    if (!Number.isSafeInteger(value)) throw new TypeError(`array literal: ${value} is not a safe integer`);
+    // 1e+21) is a bug of the caller: refuse it here rather than store a different value (the message names no value: errors are logged).
+    if (!Number.isSafeInteger(value)) throw new TypeError('array literal: a number that is not a safe integer');
     return String(value);
   }
   if (typeof value === 'bigint' || typeof value === 'boolean') return String(value);
