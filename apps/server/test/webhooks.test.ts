@@ -375,6 +375,33 @@ describe(`[${dbKind}] webhooks: one attempt at a time`, () => {
     expect(ids).toHaveLength(15);
     expect(new Set(ids).size).toBe(15);
   });
+
+  // runDue() is what tests and operator commands wait on. A background claim (the wake-up after a
+  // delivery is queued, or the poll) may lock the due rows first: on PostgreSQL runDue's own claim
+  // then skips them and finds none, yet it must still wait for those attempts to be recorded.
+  it('runDue waits for the deliveries a background claim took at the same moment, and their outcomes are recorded when it returns', async () => {
+    await clearEndpoints();
+    const e = await createEndpoint({ event_types: ['sale.created', 'commission.created', 'lead.created'] });
+    const { WebhookWorker } = await import('../src/jobs/webhook-worker.js');
+    for (let round = 0; round < 5; round++) {
+      receiver.answer = 503;
+      for (let i = 0; i < 3; i++) await chain();
+      await deliverAll();
+      // Pending, due again in 3–6 s of the server's clock: its own worker leaves them alone.
+      let ahead = 0;
+      const worker = new WebhookWorker({ db: s.db, secrets: s.running.deps.secrets, now: () => s.clock.now() + ahead, logger: s.running.deps.logger, allowPrivateTargets: true });
+      receiver.answer = 204;
+      // The first background claim finds nothing due; the second (asked for while the first runs)
+      // starts as the first ends, seeing them due — at the moment runDue claims too.
+      worker.poke();
+      worker.poke();
+      ahead = 7_000;
+      await worker.runDue();
+      const log = (await send('GET', `/api/dashboard/webhooks/${e.id}/deliveries`)).body.data as Array<{ status: string; attempts: number }>;
+      expect(log.map((d) => `${d.status}/${d.attempts}`)).toEqual(log.map(() => 'succeeded/2'));
+      await worker.stop();
+    }
+  });
 });
 
 // The receiver on 127.0.0.1 would record any request that got through: the refusals can fail.

@@ -125,10 +125,13 @@ export class WebhookWorker {
   /** Sends every delivery due now and waits for the attempts (tests, operator commands). */
   async runDue(): Promise<void> {
     for (;;) {
-      await this.claiming;
+      while (this.claiming) await this.claiming;
       const claimed = await this.claim(this.concurrency);
-      if (claimed.length === 0 && this.inFlight.size === 0) return this.flush();
       for (const c of claimed) this.track(c);
+      // Done only when no background claim runs either: one that started while this claim ran
+      // (a wake-up, the poll) may hold rows this one skipped (SKIP LOCKED on PostgreSQL), and it
+      // adds its attempts to inFlight only when it ends.
+      if (claimed.length === 0 && this.inFlight.size === 0 && !this.claiming) return this.flush();
       await Promise.all([...this.inFlight]);
       await this.flush();
     }
