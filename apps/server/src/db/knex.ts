@@ -5,7 +5,7 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { CachingBetterSqlite3Client } from './sqlite-client.js';
 import type { DatabaseConfig } from '../config.js';
-import { KEEP_HEAP_SQL } from './pg-backend-heap.js';
+import { keepHeap } from './pg-backend-heap.js';
 
 // Epoch-millisecond columns, counters and money are bigint; node-pg returns int8 and numeric as
 // strings unless told otherwise. Every value the server stores stays below 2^53 (amounts and rates
@@ -83,11 +83,9 @@ export function createDb(config: DatabaseConfig, log?: DbLog): Db {
     pool: {
       min: 0,
       max: config.poolMax,
-      // Before the connection's first use: its backend keeps its heap between transactions
-      // (pg-backend-heap.ts). A failure of it costs only that: the connection is used anyway,
-      // and one that is gone fails its first real statement as it would have.
+      // Before the connection's first use: its backend keeps its heap between transactions.
       afterCreate(conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) {
-        conn.query(KEEP_HEAP_SQL, () => done(null, conn));
+        void keepHeap(conn).then(() => done(null, conn));
       },
     },
     acquireConnectionTimeout: 10_000,

@@ -17,4 +17,14 @@
  * between transactions. A backend on another allocator, or with glibc's thresholds fixed by
  * environment variables, just runs the statement; the answers are the same either way.
  */
+import type pg from 'pg';
+
 export const KEEP_HEAP_SQL = "select length(repeat('x', 4194304))";
+
+/**
+ * Runs the statement on a new connection, before its first use. Its failure costs only that: the
+ * connection is used anyway, and one that is gone fails its first real statement as it would have.
+ */
+export async function keepHeap(client: pg.ClientBase): Promise<void> {
+  await client.query(KEEP_HEAP_SQL).catch(() => undefined);
+}

@@ -14,7 +14,7 @@
 import pg from 'pg';
 import { CLICK_EVENT_COLUMNS, CLICK_OUTBOX_COLUMNS, CUSTOMER_COLUMNS, type BatchRows, type BatchWriter } from './click-rows.js';
 import { arrayLiteral, columnLiteral } from './pg-array-literal.js';
-import { KEEP_HEAP_SQL } from './pg-backend-heap.js';
+import { keepHeap } from './pg-backend-heap.js';
 
 /** Batches committing at once, each on a connection of the writer's pool. */
 const CONNECTIONS = 2;
@@ -96,35 +96,16 @@ function startupOptions(schema: string | undefined): { options?: string } {
 }
 
 export function postgresClickWriter(connectionString: string, schema: string | undefined): BatchWriter {
-  const pool = new pg.Pool({ connectionString, max: CONNECTIONS, connectionTimeoutMillis: 10_000, application_name: 'reftrack click writer', ...startupOptions(schema) });
+  // onConnect runs before a new connection's first batch: its backend keeps its heap between batches.
+  const pool = new pg.Pool({ connectionString, max: CONNECTIONS, connectionTimeoutMillis: 10_000, application_name: 'reftrack click writer', onConnect: keepHeap, ...startupOptions(schema) });
   // A connection that fails while idle is dropped by the pool; the next batch opens a new one.
   // Without a listener the pool's 'error' event would end the process.
   pool.on('error', () => undefined);
-  // Connections whose backend already keeps its heap between batches (pg-backend-heap.ts).
-  const kept = new WeakSet<pg.PoolClient>();
   let closed: Promise<void> | undefined;
   return {
     maxInFlight: CONNECTIONS,
     async write(rows: BatchRows): Promise<void> {
-      const values = encodeBatch(rows);
-      const client = await pool.connect();
-      let failure: Error | undefined;
-      try {
-        // On the connection's first batch, not on the pool's 'connect' event: a statement sent
-        // there would run beside the batch's own, which node-pg warns against. Its failure is not
-        // the batch's: a connection that is gone fails the batch's own statement next.
-        if (!kept.has(client)) {
-          kept.add(client);
-          await client.query(KEEP_HEAP_SQL).catch(() => undefined);
-        }
-        await client.query({ name: RECORD_CLICKS_NAME, text: RECORD_CLICKS_SQL, values });
-      } catch (error) {
-        // As pool.query does: a connection that failed a statement is closed, not reused.
-        failure = error as Error;
-        throw error;
-      } finally {
-        client.release(failure);
-      }
+      await pool.query({ name: RECORD_CLICKS_NAME, text: RECORD_CLICKS_SQL, values: encodeBatch(rows) });
     },
     close(): Promise<void> {
       return (closed ??= pool.end());
