@@ -4,21 +4,15 @@
  * one that did not gives the memory back and faults it in again every time. Read from the
  * backend's own page-fault counter in /proc, so PostgreSQL has to run on this host (it does in CI).
  */
-import fs from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEEP_HEAP_SQL } from '../src/db/pg-backend-heap.js';
 import { createDb, type Db } from '../src/db/knex.js';
 import { dbKind, postgresUrl } from './helpers/index.js';
+import { pageFaults } from './helpers/proc.js';
 
 /** A statement whose memory (a sort of 20,000 texts, about 3 MB) is freed when it ends. */
 const FEW_MB = 'select count(*) as n from (select g::text as t from generate_series(1, 20000) g order by 1 desc) s';
-
-/** Minor page faults of a process so far (field 10 of /proc/PID/stat). */
-function pageFaults(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
-}
 
 /** Page faults per run of FEW_MB, over ten runs after a first one. */
 async function faultsPerRun(run: (sql: string) => Promise<unknown>, pid: number): Promise<number> {
