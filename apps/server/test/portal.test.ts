@@ -192,6 +192,27 @@ describe('Sign-in by e-mail link', () => {
 });
 
 describe('E-mail delivery', () => {
+  it("the mail worker's runDue returns only once a message that a background pass claimed has been sent", async () => {
+    smtp.delayMs = 400;
+    try {
+      expect((await invite(2, 'slow@p.test')).status).toBe(201);
+      // The outbox's mail consumer makes the message ready and wakes the server's own worker.
+      await s.running.deps.outbox.drain();
+      s.running.deps.mail.poke();
+      let status = '';
+      for (let i = 0; i < 250 && status !== 'sending'; i++) {
+        status = (await s.db('mail_messages').where({ to_address: 'slow@p.test' }).first('status'))?.status ?? '';
+        if (status !== 'sending') await new Promise((r) => setTimeout(r, 20));
+      }
+      // Claimed by the background pass and held by the slow SMTP server: no longer due to runDue's own pass.
+      expect(status).toBe('sending');
+      await s.running.deps.mail.runDue();
+      expect(smtp.messages.some((m) => m.to.includes('slow@p.test'))).toBe(true);
+    } finally {
+      smtp.delayMs = 0;
+    }
+  });
+
   it('a refused message is retried later and never fails the action', async () => {
     smtp.refuse = true;
     try {

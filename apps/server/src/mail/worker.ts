@@ -49,7 +49,7 @@ export class MailWorker {
       this.again = true;
       return;
     }
-    this.running = this.runDue()
+    this.running = this.pass()
       .then(() => undefined)
       .catch((err: unknown) => this.deps.logger.error({ err: (err as Error).message }, 'mail worker pass failed'))
       .finally(() => {
@@ -61,8 +61,19 @@ export class MailWorker {
       });
   }
 
-  /** Sends every message due now (tests call it after draining the outbox). */
+  /**
+   * Sends every message due now (tests call it after draining the outbox) and returns once each has
+   * been attempted: a background pass may have claimed some of them first (a claimed message is no
+   * longer due to this pass), so the passes running meanwhile are waited for as well.
+   */
   async runDue(): Promise<number> {
+    const sent = await this.pass();
+    while (this.running) await this.running;
+    return sent;
+  }
+
+  /** One pass: claims each due message (one conditional UPDATE, so one process sends it) and sends it. */
+  private async pass(): Promise<number> {
     const { db, now } = this.deps;
     let sent = 0;
     const due = await db('mail_messages').whereIn('status', ['ready', 'sending']).where('next_attempt_at', '<=', now()).orderBy('id').limit(50).select('id', 'status', 'next_attempt_at');

@@ -13,11 +13,13 @@ export interface TestSmtp {
   messages: ReceivedMail[];
   /** While set, every message is refused with a 451 (a temporary failure the sender must retry). */
   refuse: boolean;
+  /** Milliseconds the answer to each message's data is held back (a slow server). */
+  delayMs: number;
   close(): Promise<void>;
 }
 
 export async function startSmtp(): Promise<TestSmtp> {
-  const state: TestSmtp = { url: '', messages: [], refuse: false, close: async () => undefined };
+  const state: TestSmtp = { url: '', messages: [], refuse: false, delayMs: 0, close: async () => undefined };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -31,8 +33,12 @@ export async function startSmtp(): Promise<TestSmtp> {
           callback(err);
           return;
         }
-        state.messages.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
-        callback();
+        const accept = () => {
+          state.messages.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+          callback();
+        };
+        if (state.delayMs > 0) setTimeout(accept, state.delayMs);
+        else accept();
       });
     },
   });
