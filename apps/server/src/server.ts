@@ -160,7 +160,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // The Host allow-list comes first: nothing, not even the click lane, runs for a foreign Host.
   // Node checks the two timeouts below every `connectionsCheckingInterval` (30 s by default, which
   // let a slow sender keep its socket 15–45 s instead of 15): once a second, they hold to the second.
-  const server = http.createServer({ connectionsCheckingInterval: 1_000 }, withHostGate(config.allowedHosts, withClickLane(deps, app.callback())));
+  const handle = withHostGate(config.allowedHosts, withClickLane(deps, app.callback()));
+  let closing: Promise<void> | undefined;
+  const server = http.createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => {
+    // While shutting down, every answer closes its connection, and idle keep-alive connections are
+    // dropped as soon as their last request is answered, so close() does not wait for their timeout.
+    // Set before the request is handled: the Host gate answers a foreign Host at once, and a
+    // header set after that answer threw out of the request event and stopped the process mid-drain.
+    if (closing || service.draining) res.setHeader('Connection', 'close');
+    handle(req, res);
+  });
   server.keepAliveTimeout = 65_000;
   // A client gets 15 s for its headers and 30 s for its whole request (the largest body is the
   // Stripe intake's 512 KiB): a slow sender cannot hold a socket for Node's 60 s / 300 s defaults.
@@ -183,12 +192,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const { port } = server.address() as AddressInfo;
   deps.origins.listeningOn(port);
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  let closing: Promise<void> | undefined;
-  // While shutting down, every answer closes its connection, and idle keep-alive connections are
-  // dropped as soon as their last request is answered, so close() does not wait for their timeout.
-  server.on('request', (_req, res) => {
-    if (closing || service.draining) res.setHeader('Connection', 'close');
-  });
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       await new Promise<void>((resolve) => {

@@ -71,6 +71,30 @@ describe(`[${dbKind}] /readyz`, () => {
       await t.close();
     }
   });
+
+  it('refuses a foreign Host with 421 during a drain, closing the connection, and goes on serving', async () => {
+    const t = await startTestServer();
+    try {
+      const port = new URL(t.url).port;
+      const draining = t.running.drain(300);
+      // The Host gate answers at once; the drain's Connection: close must not come after that answer.
+      const rebound = await new Promise<{ status: number; connection: string | undefined; text: string }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: ROUTES.healthz.path + 'x', headers: { host: 'evil.example' } }, (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, text }));
+        });
+        req.on('error', reject);
+      });
+      expect(rebound.status).toBe(421);
+      expect(rebound.connection).toBe('close');
+      expect(JSON.parse(rebound.text).error.message).toBe(ERRORS.hostNotAllowed.message);
+      expect((await t.get('/healthz')).status).toBe(200);
+      await draining;
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 describe(`[${dbKind}] /metrics`, () => {
