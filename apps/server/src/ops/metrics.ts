@@ -5,6 +5,7 @@
  * request path.
  */
 import client from 'prom-client';
+import { RequestHistogram } from './request-histogram.js';
 
 /** 2xx, 4xx, 5xx: per status class, so that the label set stays small. */
 export const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`;
@@ -20,7 +21,7 @@ export class Metrics {
   readonly registry = new client.Registry();
   readonly sources: MetricSources = {};
 
-  readonly requestSeconds = new client.Histogram({
+  readonly requestSeconds = new RequestHistogram({
     name: 'reftrack_http_request_duration_seconds',
     help: 'Time to answer a request, per route pattern, method and status class (its _count is the request rate).',
     labelNames: ['method', 'route', 'status_class'] as const,
@@ -160,8 +161,8 @@ export class Metrics {
 
   /**
    * observeRequest for one method, route and status, with the labels bound once: the click lane
-   * answers thousands of 200s a second, and resolving the labels object on every observation cost
-   * twice the observation itself (a microbenchmark of prom-client: 2.8 µs against 1.3 µs).
+   * answers thousands of 200s a second, and resolving the labels on every observation cost twice
+   * the observation itself (request-histogram.ts).
    */
   requestObserver(method: string, route: string, status: number): (seconds: number) => void {
     // A 429 is counted per route as well: left to observeRequest.
