@@ -5,7 +5,7 @@
  * request path.
  */
 import client from 'prom-client';
-import { RequestHistogram } from './request-histogram.js';
+import { Histogram } from './histogram.js';
 
 /** 2xx, 4xx, 5xx: per status class, so that the label set stays small. */
 export const statusClass = (status: number): string => `${Math.floor(status / 100)}xx`;
@@ -21,7 +21,7 @@ export class Metrics {
   readonly registry = new client.Registry();
   readonly sources: MetricSources = {};
 
-  readonly requestSeconds = new RequestHistogram({
+  readonly requestSeconds = new Histogram({
     name: 'reftrack_http_request_duration_seconds',
     help: 'Time to answer a request, per route pattern, method and status class (its _count is the request rate).',
     labelNames: ['method', 'route', 'status_class'] as const,
@@ -34,34 +34,34 @@ export class Metrics {
     labelNames: ['route'] as const,
     registers: [this.registry],
   });
-  readonly clickBatchSize = new client.Histogram({
+  readonly clickBatchSize = new Histogram({
     name: 'reftrack_click_batch_size',
     help: 'Clicks per committed click batch.',
     buckets: [1, 2, 5, 10, 30, 60, 120, 250, 500],
     registers: [this.registry],
   });
-  readonly trackingGroupSize = new client.Histogram({
+  readonly trackingGroupSize = new Histogram({
     name: 'reftrack_tracking_group_size',
     help: 'Leads or sales per PostgreSQL group commit of the lead and sale routes.',
     labelNames: ['route'] as const,
     buckets: [1, 2, 5, 10, 20, 50, 100, 200],
     registers: [this.registry],
   });
-  readonly clickCommitSeconds = new client.Histogram({
+  readonly clickCommitSeconds = new Histogram({
     name: 'reftrack_click_batch_commit_seconds',
     help: 'Time to commit one click batch.',
     labelNames: ['outcome'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
-  readonly poolAcquireSeconds = new client.Histogram({
+  readonly poolAcquireSeconds = new Histogram({
     name: 'reftrack_db_pool_acquire_seconds',
     help: 'Time a query waited for a database connection from the pool (SQLite: its one connection).',
     labelNames: ['outcome'] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
-  readonly sqliteWriteLockSeconds = new client.Histogram({
+  readonly sqliteWriteLockSeconds = new Histogram({
     name: 'reftrack_sqlite_write_lock_wait_seconds',
     help: "SQLite only: time a write waited for the file's write lock, held by another transaction or the click writer thread.",
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
@@ -162,7 +162,7 @@ export class Metrics {
   /**
    * observeRequest for one method, route and status, with the labels bound once: the click lane
    * answers thousands of 200s a second, and resolving the labels on every observation cost twice
-   * the observation itself (request-histogram.ts).
+   * the observation itself (histogram.ts).
    */
   requestObserver(method: string, route: string, status: number): (seconds: number) => void {
     // A 429 is counted per route as well: left to observeRequest.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import client from 'prom-client';
-import { RequestHistogram } from '../src/ops/request-histogram.js';
+import { Histogram } from '../src/ops/histogram.js';
 
 const CONFIG = {
   name: 'reftrack_http_request_duration_seconds',
@@ -19,7 +19,7 @@ function pair() {
     library,
     own,
     reference: new client.Histogram({ ...CONFIG, registers: [library] }),
-    histogram: new RequestHistogram({ ...CONFIG, registers: [own] }),
+    histogram: new Histogram({ ...CONFIG, registers: [own] }),
   };
 }
 
@@ -30,7 +30,7 @@ const SALE: Labels = { method: 'POST', route: '/api/v1/track/sale', status_class
 // Values on the bounds, between them, under the first and over the last, and sums that are not exact in binary.
 const VALUES = [0.002, 0.0021, 0.0001, 0.005, 0.1, 0.30000000000000004, 0.7, 1, 2.5, 4.99, 5, 5.01, 120, 0, 0.013, 0.024999];
 
-describe('Metrics: the request duration histogram', () => {
+describe('Metrics: the server’s histograms', () => {
   it('scrapes as prom-client’s Histogram to the byte, series in the order of their first observation', async () => {
     const { library, own, reference, histogram } = pair();
     expect(await own.metrics()).toBe(await library.metrics());
@@ -88,5 +88,44 @@ describe('Metrics: the request duration histogram', () => {
     expect(() => histogram.observe(CLICK, Number.NaN)).toThrow(TypeError);
     expect(() => histogram.labels(CLICK).observe(Number.POSITIVE_INFINITY)).toThrow(TypeError);
     expect(await own.metrics()).not.toContain('_count{');
+  });
+
+  it('shows a histogram without labels from the start, zeros included, as prom-client does, and after a reset only once observed', async () => {
+    const library = new client.Registry();
+    const own = new client.Registry();
+    const config = { name: 'reftrack_click_batch_size', help: 'Clicks per committed click batch.', buckets: [1, 2, 5, 10, 30, 60, 120, 250, 500] };
+    const reference = new client.Histogram({ ...config, registers: [library] });
+    const histogram = new Histogram({ ...config, registers: [own] });
+    expect(await own.metrics()).toBe(await library.metrics());
+    expect(await own.metrics()).toContain('reftrack_click_batch_size_count 0');
+    for (const size of [1, 3, 30, 31, 499, 500, 501]) {
+      histogram.observe(size);
+      reference.observe(size);
+    }
+    expect(await own.metrics()).toBe(await library.metrics());
+    own.resetMetrics();
+    library.resetMetrics();
+    expect(await own.metrics()).toBe(await library.metrics());
+    histogram.observe(7);
+    reference.observe(7);
+    expect(await own.metrics()).toBe(await library.metrics());
+  });
+
+  it('binds a series by its label values in the order of the label names, as prom-client does', async () => {
+    const library = new client.Registry();
+    const own = new client.Registry();
+    const config = { name: 'reftrack_tracking_group_size', help: 'Leads or sales per group commit.', labelNames: ['route'] as const, buckets: [1, 2, 5, 10, 20, 50, 100, 200] };
+    const reference = new client.Histogram({ ...config, registers: [library] });
+    const histogram = new Histogram({ ...config, registers: [own] });
+    const sales = histogram.labels('sale');
+    const salesReference = reference.labels('sale');
+    for (const size of [1, 4, 200, 250]) {
+      sales.observe(size);
+      salesReference.observe(size);
+    }
+    histogram.observe({ route: 'lead' }, 3);
+    reference.observe({ route: 'lead' }, 3);
+    expect(await own.metrics()).toBe(await library.metrics());
+    expect(() => histogram.labels('lead', 'extra')).toThrow();
   });
 });
