@@ -7,8 +7,8 @@
  * thousands a second. prom-client's observation, even through a series bound once with `labels()`,
  * builds a labels object, checks every label name, joins the labels into a string key and counts the
  * bucket in an object keyed by the bound's number (turned into a string each time): about 1 µs an
- * observation, 2.7% of the click lane's event loop in a profile (docs/performance.md, "The request
- * histogram, counted by the server"). Here a series is a typed array of bucket counts, found once
+ * observation, 2.7% of the click lane's event loop in a profile (docs/performance.md, "The server's
+ * histograms, counted by the server"). Here a series is a typed array of bucket counts, found once
  * when bound; an observation is a scan of the bounds and two adds (~20 ns).
  *
  * What a scrape sees is prom-client's histogram to the byte: series in the order of their first
